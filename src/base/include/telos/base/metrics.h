@@ -1,0 +1,55 @@
+// Metrics: one registry per process, rendered as Prometheus text at /metrics.
+//
+// A thin layer over prometheus-cpp: it owns the registry, prefixes every name with "telos_",
+// and hands out counters, gauges and histograms that are safe to update from any thread
+// (prometheus-cpp uses atomics). Components take a Metrics& in their constructor and keep the
+// references it returns; the metrics live as long as the registry.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+
+namespace prometheus {
+class Registry;
+}
+
+namespace telos {
+
+using MetricLabels = std::map<std::string, std::string>;
+
+class Metrics {
+ public:
+  Metrics();
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  // Registering the same name and labels twice returns the same metric.
+  prometheus::Counter& Counter(const std::string& name, const std::string& help,
+                               const MetricLabels& labels = {});
+  prometheus::Gauge& Gauge(const std::string& name, const std::string& help,
+                           const MetricLabels& labels = {});
+  // `bounds` are the upper bounds of the buckets, ascending.
+  prometheus::Histogram& Histogram(const std::string& name, const std::string& help,
+                                   const std::vector<double>& bounds,
+                                   const MetricLabels& labels = {});
+  // Drops one labelled series (a torn-down zone's gauge, say).
+  void RemoveGauge(const std::string& name, prometheus::Gauge& gauge);
+
+  // Everything registered, in Prometheus text exposition format 0.0.4.
+  std::string RenderText() const;
+
+  // Bucket bounds for latencies in milliseconds, 0.1 ms .. 10 s.
+  static std::vector<double> LatencyBucketsMs();
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+};
+
+}  // namespace telos

@@ -1,0 +1,52 @@
+#include "telos/base/metrics.h"
+
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+namespace telos {
+namespace {
+std::string Prefixed(const std::string& name) {
+  return "telos_" + name;
+}
+}  // namespace
+
+Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {}
+Metrics::~Metrics() = default;
+
+prometheus::Counter& Metrics::Counter(const std::string& name, const std::string& help,
+                                      const MetricLabels& labels) {
+  return prometheus::BuildCounter()
+      .Name(Prefixed(name))
+      .Help(help)
+      .Register(*registry_)
+      .Add(labels);
+}
+
+prometheus::Gauge& Metrics::Gauge(const std::string& name, const std::string& help,
+                                  const MetricLabels& labels) {
+  return prometheus::BuildGauge().Name(Prefixed(name)).Help(help).Register(*registry_).Add(labels);
+}
+
+prometheus::Histogram& Metrics::Histogram(const std::string& name, const std::string& help,
+                                          const std::vector<double>& bounds,
+                                          const MetricLabels& labels) {
+  return prometheus::BuildHistogram()
+      .Name(Prefixed(name))
+      .Help(help)
+      .Register(*registry_)
+      .Add(labels, prometheus::Histogram::BucketBoundaries(bounds));
+}
+
+void Metrics::RemoveGauge(const std::string& name, prometheus::Gauge& gauge) {
+  prometheus::BuildGauge().Name(Prefixed(name)).Register(*registry_).Remove(&gauge);
+}
+
+std::string Metrics::RenderText() const {
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+std::vector<double> Metrics::LatencyBucketsMs() {
+  return {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000};
+}
+
+}  // namespace telos
