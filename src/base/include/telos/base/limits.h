@@ -32,4 +32,45 @@ inline constexpr int kListenBacklog = 1'024;
 // --- Configuration
 inline constexpr size_t kConfigFileBytesMax = 1024 * 1024;
 
+// --- World engine (src/world)
+inline constexpr size_t kPackFilesMax = 2'048;            // files in one content pack
+inline constexpr size_t kPackFileBytesMax = 1024 * 1024;  // one zone file or script
+inline constexpr size_t kPackProblemsMax = 500;           // reported before giving up
+inline constexpr size_t kLuaMemoryBytesPerVmMax = 16 * 1024 * 1024;
+inline constexpr int64_t kLuaInstructionsPerCallMax = 200'000;
+inline constexpr size_t kLuaFlagsPerZoneMax = 1'024;  // telos.set_flag keys
+inline constexpr size_t kLuaFlagBytesMax = 1'024;     // one flag value
+inline constexpr size_t kInventoryItemsMax = 100;     // carried, per character
+inline constexpr size_t kItemsPerRoomMax = 200;
+inline constexpr size_t kAliasesPerCharacterMax = 50;
+inline constexpr size_t kAliasBytesMax = 256;
+inline constexpr size_t kOutputLinesPerFlushMax = 400;  // per player; the rest is shed
+inline constexpr size_t kRouteHopsMax = 4;              // re-forwards of one command
+inline constexpr size_t kMailBodyBytesMax = 4'096;
+inline constexpr size_t kCharacterStateBytesMax = 256 * 1024;  // serialized character JSON
+
+// --- Placement (public instances of a busy map)
+inline constexpr size_t kInstancesPerMapMax = 256;  // candidates a placement or fleet considers
+inline constexpr size_t kPlacementMemoryPlayersDefault = 10'000;  // decisions kept per map
+inline constexpr size_t kPlacementMemoryPlayersMax = 1'000'000;
+inline constexpr size_t kFleetArrivalsTrackedMax = 8'192;  // arrival instants kept for the rate
+inline constexpr size_t kPlacementWeightsFileBytesMax = 64 * 1024;
+inline constexpr int64_t kPlacementWeightPointsAbsMax = 1'000'000;
+
+// --- Persistence (src/store). kMailBodyBytesMax and kCharacterStateBytesMax are above.
+inline constexpr size_t kCharacterNameBytesMax = 24;
+inline constexpr size_t kAccountNameBytesMax = 32;
+inline constexpr size_t kPasswordHashBytesMax = 512;  // an encoded argon2id string
+inline constexpr size_t kZoneIdBytesMax = 64;
+inline constexpr size_t kRoomIdBytesMax = 128;
+inline constexpr size_t kCharactersPerAccountMax = 10;
+inline constexpr size_t kMailSenderBytesMax = 32;
+inline constexpr size_t kMailSubjectBytesMax = 80;
+inline constexpr size_t kMailboxMessagesMax = 200;  // per recipient; a full box refuses mail
+inline constexpr int64_t kSqliteBusyTimeoutMs = 5'000;
+inline constexpr size_t kSaverPendingCharactersMax = 16'384;  // distinct characters queued
+inline constexpr int64_t kSaverRetryBackoffInitialMs = 100;   // after the store was unavailable
+inline constexpr int64_t kSaverRetryBackoffMaxMs = 5'000;
+inline constexpr int64_t kSaverStopFlushDeadlineMs = 10'000;  // Stop() gives up after this
+
 }  // namespace telos::limits

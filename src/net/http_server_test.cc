@@ -1,0 +1,208 @@
+#include "telos/net/http_server.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio.hpp>
+#include <random>
+#include <thread>
+
+#include "telos/base/metrics.h"
+#include "telos/net/admin_routes.h"
+
+namespace telos::net {
+namespace {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+// A server on 127.0.0.1:0 with its io_context on a background thread.
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void StartServer(HttpServerOptions options = {}) {
+    server_ = std::make_unique<HttpServer>(io_, options, log_);
+    AddAdminRoutes(*server_, metrics_, [this] {
+      return HealthReport{healthy_.load(), "\"role\":\"test\""};
+    });
+    server_->Handle("/echo", [](const HttpRequest& req) {
+      return HttpResponse::Text(200, req.method + " " + req.body);
+    }, {"POST"});
+    auto port = server_->Start();
+    ASSERT_TRUE(port.ok()) << port.status().ToString();
+    port_ = *port;
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  void TearDown() override {
+    if (server_) server_->Stop();
+    work_.reset();
+    io_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // Sends raw bytes and reads until the server closes or `timeout` passes.
+  std::string Exchange(const std::string& bytes, std::chrono::milliseconds timeout =
+                                                     std::chrono::milliseconds(5000)) {
+    asio::io_context client_io;
+    tcp::socket socket(client_io);
+    socket.connect({asio::ip::make_address("127.0.0.1"), port_});
+    asio::write(socket, asio::buffer(bytes));
+    return ReadUntilClosed(socket, timeout);
+  }
+
+  static std::string ReadUntilClosed(tcp::socket& socket, std::chrono::milliseconds timeout) {
+    std::string out;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    socket.non_blocking(true);
+    char buf[4096];
+    while (std::chrono::steady_clock::now() < deadline) {
+      boost::system::error_code ec;
+      const size_t n = socket.read_some(asio::buffer(buf), ec);
+      if (ec == asio::error::would_block) {
+        std::this_thread::yield();
+        continue;
+      }
+      if (ec) return out;  // closed by the server
+      out.append(buf, n);
+    }
+    return out + "<timeout>";
+  }
+
+  std::string Get(const std::string& path) {
+    return Exchange("GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  }
+
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_{io_.get_executor()};
+  Logger log_{"test", LogLevel::kError};
+  Metrics metrics_;
+  std::atomic<bool> healthy_{true};
+  std::unique_ptr<HttpServer> server_;
+  std::thread thread_;
+  uint16_t port_ = 0;
+};
+
+TEST_F(HttpServerTest, HealthIsJson) {
+  StartServer();
+  std::string res = Get("/api/health");
+  EXPECT_NE(res.find("HTTP/1.1 200"), std::string::npos) << res;
+  EXPECT_NE(res.find("application/json"), std::string::npos) << res;
+  EXPECT_NE(res.find("{\"status\":\"ok\",\"role\":\"test\"}"), std::string::npos) << res;
+  healthy_ = false;
+  res = Get("/api/health");
+  EXPECT_NE(res.find("HTTP/1.1 503"), std::string::npos) << res;
+  EXPECT_NE(res.find("\"status\":\"degraded\""), std::string::npos) << res;
+}
+
+TEST_F(HttpServerTest, MetricsArePrometheusText) {
+  metrics_.Counter("widgets_total", "Widgets").Increment(5);
+  StartServer();
+  const std::string res = Get("/metrics");
+  EXPECT_NE(res.find("HTTP/1.1 200"), std::string::npos) << res;
+  EXPECT_NE(res.find("text/plain; version=0.0.4"), std::string::npos) << res;
+  EXPECT_NE(res.find("telos_widgets_total 5"), std::string::npos) << res;
+}
+
+TEST_F(HttpServerTest, UnknownPathIsJson404) {
+  StartServer();
+  const std::string res = Get("/no/such/thing?x=1");
+  EXPECT_NE(res.find("HTTP/1.1 404"), std::string::npos) << res;
+  EXPECT_NE(res.find("{\"error\":\"not_found\""), std::string::npos) << res;
+}
+
+TEST_F(HttpServerTest, WrongMethodIs405AndRightOneWorks) {
+  StartServer();
+  std::string res = Get("/echo");
+  EXPECT_NE(res.find("HTTP/1.1 405"), std::string::npos) << res;
+  res = Exchange(
+      "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
+  EXPECT_NE(res.find("HTTP/1.1 200"), std::string::npos) << res;
+  EXPECT_NE(res.find("POST hello"), std::string::npos) << res;
+}
+
+TEST_F(HttpServerTest, KeepAliveServesSeveralRequests) {
+  StartServer();
+  const std::string two =
+      "GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n"
+      "GET /api/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  const std::string res = Exchange(two);
+  size_t first = res.find("HTTP/1.1 200");
+  ASSERT_NE(first, std::string::npos) << res;
+  EXPECT_NE(res.find("HTTP/1.1 200", first + 1), std::string::npos) << res;
+}
+
+TEST_F(HttpServerTest, OversizedHeaderIs431) {
+  StartServer();
+  const std::string res = Exchange("GET / HTTP/1.1\r\nHost: x\r\nX-Big: " +
+                                   std::string(limits::kHttpHeaderBytesMax + 10, 'a') +
+                                   "\r\n\r\n");
+  EXPECT_NE(res.find("HTTP/1.1 431"), std::string::npos) << res.substr(0, 200);
+  EXPECT_NE(Get("/api/health").find("200"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, OversizedBodyIs413) {
+  StartServer();
+  const size_t n = limits::kHttpBodyBytesMax + 1;
+  const std::string res = Exchange("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                                   std::to_string(n) + "\r\n\r\n" + std::string(n, 'b'));
+  EXPECT_NE(res.find("HTTP/1.1 413"), std::string::npos) << res.substr(0, 200);
+}
+
+TEST_F(HttpServerTest, SlowHeaderClientIsCutOffAndOthersAreServed) {
+  HttpServerOptions options;
+  options.header_timeout_ms = 200;
+  StartServer(options);
+  asio::io_context client_io;
+  tcp::socket slow(client_io);
+  slow.connect({asio::ip::make_address("127.0.0.1"), port_});
+  asio::write(slow, asio::buffer(std::string("GET /api/health HTTP/1.1\r\nHost: x\r\n")));
+  // Meanwhile a normal client is answered.
+  EXPECT_NE(Get("/api/health").find("HTTP/1.1 200"), std::string::npos);
+  // The slow client never finishes its header: the server closes it, well before 5 s.
+  const std::string res = ReadUntilClosed(slow, std::chrono::milliseconds(5000));
+  EXPECT_EQ(res.find("<timeout>"), std::string::npos) << res;
+}
+
+TEST_F(HttpServerTest, RandomBytesNeverHurtTheServer) {
+  StartServer();
+  std::mt19937 rng(12345);
+  for (int round = 0; round < 50; ++round) {
+    std::string junk(1 + rng() % 2000, '\0');
+    for (auto& c : junk) c = static_cast<char>(rng());
+    if (round % 2 == 0) junk += "\r\n\r\n";
+    const std::string res = Exchange(junk, std::chrono::milliseconds(3000));
+    EXPECT_EQ(res.find("<timeout>"), std::string::npos) << "round " << round;
+    if (!res.empty()) EXPECT_EQ(res.rfind("HTTP/1.1 4", 0), 0u) << res.substr(0, 100);
+  }
+  EXPECT_NE(Get("/api/health").find("HTTP/1.1 200"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, StopClosesIdleConnections) {
+  StartServer();
+  asio::io_context client_io;
+  tcp::socket idle(client_io);
+  idle.connect({asio::ip::make_address("127.0.0.1"), port_});
+  // Wait until the server has accepted it, then stop with it still open.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (server_->active_connections() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  ASSERT_EQ(server_->active_connections(), 1u);
+  server_->Stop();
+  EXPECT_EQ(server_->active_connections(), 0u);
+  EXPECT_EQ(ReadUntilClosed(idle, std::chrono::milliseconds(2000)).find("<timeout>"),
+            std::string::npos);
+}
+
+TEST_F(HttpServerTest, BindingABusyPortIsUnavailable) {
+  StartServer();
+  HttpServerOptions options;
+  options.port = port_;
+  HttpServer second(io_, options, log_);
+  auto port = second.Start();
+  ASSERT_FALSE(port.ok());
+  EXPECT_EQ(port.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(port.status().message().find(std::to_string(port_)), std::string::npos);
+}
+
+}  // namespace
+}  // namespace telos::net

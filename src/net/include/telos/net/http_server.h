@@ -1,0 +1,101 @@
+// HttpServer: the small HTTP/1.1 server every role embeds for /api/* and /metrics.
+//
+// Built on Boost.Beast with C++20 coroutines. It is defensive by construction: request headers
+// and bodies are bounded (limits.h), a client must finish its header within a deadline (the
+// slow-header guard), keep-alive connections idle out, the number of connections is capped,
+// and bytes that do not parse as HTTP get a 400 and a closed socket. Unknown paths get a JSON 404.
+//
+// Routes are exact paths. Handlers run on the io_context's threads, possibly several at once,
+// so a handler must be thread-safe and must not block (render from state it can read quickly).
+// An upgrade hook (WebSocket) is added by the gate through HandleUpgrade.
+//
+// Lifecycle: construct, add routes, Start(), ..., Stop(). Stop() must not be called from a
+// thread that is running the io_context: it waits until every connection has closed.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "telos/base/limits.h"
+#include "telos/base/log.h"
+#include "telos/base/status.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace telos::net {
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // path and query as sent
+  std::string path;    // target without the query
+  std::string query;   // after '?', undecoded; empty if none
+  std::string body;
+  std::string remote_address;
+  std::vector<std::pair<std::string, std::string>> headers;
+
+  // The first header with this name (case-insensitive), or empty.
+  std::string Header(std::string_view name) const;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+
+  static HttpResponse Json(int status, std::string body);
+  static HttpResponse Text(int status, std::string body, std::string content_type = "text/plain");
+  // {"error": "<code>", "message": "<text>"} with the given status.
+  static HttpResponse Error(int status, std::string_view code, std::string_view message);
+};
+
+using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+
+struct HttpServerOptions {
+  std::string bind_address = "127.0.0.1";
+  uint16_t port = 0;  // 0: the kernel picks a free port; Start() returns it
+  size_t header_bytes_max = limits::kHttpHeaderBytesMax;
+  size_t body_bytes_max = limits::kHttpBodyBytesMax;
+  int64_t header_timeout_ms = limits::kHttpHeaderTimeoutMs;
+  int64_t idle_timeout_ms = limits::kHttpIdleTimeoutMs;
+  int64_t write_timeout_ms = limits::kHttpWriteTimeoutMs;
+  size_t connections_max = limits::kHttpConnectionsMax;
+};
+
+class HttpServer {
+ public:
+  HttpServer(boost::asio::io_context& io, HttpServerOptions options, Logger& log);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // REQUIRES: before Start(). `methods` lists the accepted methods ("GET" also admits HEAD);
+  // any other method on this path gets 405.
+  void Handle(std::string path, HttpHandler handler, std::vector<std::string> methods = {"GET"});
+
+  // Binds and starts accepting. Returns the bound port, or Unavailable naming the address.
+  Result<uint16_t> Start();
+  // Stops accepting, closes every connection and waits for their coroutines to finish.
+  void Stop();
+
+  uint16_t port() const { return port_; }
+  size_t active_connections() const { return active_.load(); }
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+  uint16_t port_ = 0;
+  std::atomic<size_t> active_{0};
+};
+
+}  // namespace telos::net
