@@ -14,8 +14,7 @@ int main(int argc, char** argv) {
 
   auto* version = app.add_subcommand("version", "Print the version and build information");
   version->callback([] {
-    std::printf("telos %s (%s build, %s)\n", telos::kVersion, telos::kBuildType,
-                telos::kCompiler);
+    std::printf("telos %s (%s build, %s)\n", telos::kVersion, telos::kBuildType, telos::kCompiler);
   });
 
   CLI11_PARSE(app, argc, argv);

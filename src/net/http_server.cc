@@ -27,7 +27,9 @@ bool IEquals(std::string_view a, std::string_view b) {
   return true;
 }
 
-std::chrono::milliseconds Ms(int64_t ms) { return std::chrono::milliseconds(ms); }
+std::chrono::milliseconds Ms(int64_t ms) {
+  return std::chrono::milliseconds(ms);
+}
 
 }  // namespace
 
@@ -157,7 +159,8 @@ struct HttpServer::Impl {
       // hold the connection open. Between keep-alive requests the idle deadline applies.
       conn->stream.expires_after(Ms(first ? options.header_timeout_ms : options.idle_timeout_ms));
       first = false;
-      auto [ec_head, n_head] = co_await http::async_read_header(conn->stream, buffer, parser, kTuple);
+      auto [ec_head, n_head] =
+          co_await http::async_read_header(conn->stream, buffer, parser, kTuple);
       if (!ec_head && !parser.is_done()) {
         conn->stream.expires_after(Ms(options.header_timeout_ms));
         auto [ec_body, n_body] = co_await http::async_read(conn->stream, buffer, parser, kTuple);
@@ -165,9 +168,9 @@ struct HttpServer::Impl {
       }
       if (ec_head) {
         // Parse errors get an answer; a closed, reset or timed-out peer just loses the socket.
-        const bool parse_error = ec_head.category() == http::make_error_code(http::error::bad_target).category() &&
-                                 ec_head != http::error::end_of_stream &&
-                                 ec_head != http::error::partial_message;
+        const bool parse_error =
+            ec_head.category() == http::make_error_code(http::error::bad_target).category() &&
+            ec_head != http::error::end_of_stream && ec_head != http::error::partial_message;
         if (ec_head == http::error::header_limit) {
           co_await WriteAndClose(*conn, 431, "header_too_large", "request header too large");
         } else if (ec_head == http::error::body_limit) {
@@ -238,7 +241,9 @@ struct HttpServer::Impl {
 HttpServer::HttpServer(boost::asio::io_context& io, HttpServerOptions options, Logger& log)
     : impl_(std::make_unique<Impl>(io, std::move(options), log, *this)) {}
 
-HttpServer::~HttpServer() { Stop(); }
+HttpServer::~HttpServer() {
+  Stop();
+}
 
 void HttpServer::Handle(std::string path, HttpHandler handler, std::vector<std::string> methods) {
   impl_->routes[std::move(path)] = Impl::Route{std::move(handler), std::move(methods)};

@@ -23,9 +23,10 @@ class HttpServerTest : public ::testing::Test {
     AddAdminRoutes(*server_, metrics_, [this] {
       return HealthReport{healthy_.load(), "\"role\":\"test\""};
     });
-    server_->Handle("/echo", [](const HttpRequest& req) {
-      return HttpResponse::Text(200, req.method + " " + req.body);
-    }, {"POST"});
+    server_->Handle(
+        "/echo",
+        [](const HttpRequest& req) { return HttpResponse::Text(200, req.method + " " + req.body); },
+        {"POST"});
     auto port = server_->Start();
     ASSERT_TRUE(port.ok()) << port.status().ToString();
     port_ = *port;
@@ -40,8 +41,8 @@ class HttpServerTest : public ::testing::Test {
   }
 
   // Sends raw bytes and reads until the server closes or `timeout` passes.
-  std::string Exchange(const std::string& bytes, std::chrono::milliseconds timeout =
-                                                     std::chrono::milliseconds(5000)) {
+  std::string Exchange(const std::string& bytes,
+                       std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
     asio::io_context client_io;
     tcp::socket socket(client_io);
     socket.connect({asio::ip::make_address("127.0.0.1"), port_});
@@ -133,8 +134,7 @@ TEST_F(HttpServerTest, KeepAliveServesSeveralRequests) {
 TEST_F(HttpServerTest, OversizedHeaderIs431) {
   StartServer();
   const std::string res = Exchange("GET / HTTP/1.1\r\nHost: x\r\nX-Big: " +
-                                   std::string(limits::kHttpHeaderBytesMax + 10, 'a') +
-                                   "\r\n\r\n");
+                                   std::string(limits::kHttpHeaderBytesMax + 10, 'a') + "\r\n\r\n");
   EXPECT_NE(res.find("HTTP/1.1 431"), std::string::npos) << res.substr(0, 200);
   EXPECT_NE(Get("/api/health").find("200"), std::string::npos);
 }
@@ -142,8 +142,9 @@ TEST_F(HttpServerTest, OversizedHeaderIs431) {
 TEST_F(HttpServerTest, OversizedBodyIs413) {
   StartServer();
   const size_t n = limits::kHttpBodyBytesMax + 1;
-  const std::string res = Exchange("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " +
-                                   std::to_string(n) + "\r\n\r\n" + std::string(n, 'b'));
+  const std::string res =
+      Exchange("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(n) +
+               "\r\n\r\n" + std::string(n, 'b'));
   EXPECT_NE(res.find("HTTP/1.1 413"), std::string::npos) << res.substr(0, 200);
 }
 

@@ -42,8 +42,7 @@ TEST(NatsReachable, PublishConsumeAck) {
   jsSubOptions_Init(&so);
   so.Config.AckPolicy = js_AckExplicit;
   natsSubscription* sub = nullptr;
-  ASSERT_EQ(js_PullSubscribe(&sub, js, subject.c_str(), "reachable", nullptr, &so, &jerr),
-            NATS_OK);
+  ASSERT_EQ(js_PullSubscribe(&sub, js, subject.c_str(), "reachable", nullptr, &so, &jerr), NATS_OK);
   natsMsgList list = {nullptr, 0};
   ASSERT_EQ(natsSubscription_Fetch(&list, sub, 3, 5000, &jerr), NATS_OK);
   ASSERT_EQ(list.Count, 3);

@@ -11,7 +11,9 @@ namespace {
 using Conn = std::unique_ptr<PGconn, void (*)(PGconn*)>;
 using Res = std::unique_ptr<PGresult, void (*)(PGresult*)>;
 
-Res Exec(PGconn* c, const std::string& sql) { return Res(PQexec(c, sql.c_str()), PQclear); }
+Res Exec(PGconn* c, const std::string& sql) {
+  return Res(PQexec(c, sql.c_str()), PQclear);
+}
 
 TEST(PostgresReachable, CreateInsertQuery) {
   Conn conn(PQconnectdb(testing::RequireEnv("TELOS_DATABASE_URL").c_str()), PQfinish);

@@ -17,6 +17,9 @@ inline constexpr size_t kHttpConnectionsMax = 1'024;
 
 // --- Player input
 inline constexpr size_t kInputLineBytesMax = 2'048;
+inline constexpr size_t kTelnetSubnegotiationBytesMax = 8 * 1024;  // GMCP payloads included
+inline constexpr size_t kTerminalTypeBytesMax = 64;
+inline constexpr size_t kGmcpPackageBytesMax = 64;
 
 // --- Zones
 inline constexpr size_t kPlayersPerZoneMax = 5'000;
@@ -25,6 +28,15 @@ inline constexpr int64_t kZoneHeartbeatMs = 250;
 
 // --- Outbound buffering per session before a slow client is shed
 inline constexpr size_t kSessionPendingWriteBytesMax = 256 * 1024;
+inline constexpr int64_t kSessionWriteTimeoutMs = 10'000;
+inline constexpr int64_t kSessionIdleTimeoutMs = 30 * 60 * 1000;  // no input for 30 minutes
+
+// --- Telnet and WebSocket edges
+inline constexpr size_t kTelnetConnectionsMax = 20'000;
+inline constexpr size_t kTelnetConnectionsPerAddressMax = 32;
+inline constexpr double kInputLinesPerSecond = 10.0;  // sustained, per session
+inline constexpr double kInputLinesBurst = 30.0;      // typed ahead or pasted at once
+inline constexpr size_t kWebSocketFrameBytesMax = 16 * 1024;
 
 // --- Listening sockets
 inline constexpr int kListenBacklog = 1'024;
