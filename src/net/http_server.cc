@@ -1,9 +1,12 @@
 #include "telos/net/http_server.h"
 
+#include "websocket_terminal.h"
+
 #include <boost/asio.hpp>
 #include <boost/asio/experimental/as_tuple.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
 #include <map>
 #include <set>
 
@@ -67,8 +70,23 @@ HttpResponse HttpResponse::Error(int status, std::string_view code, std::string_
 // One accepted connection. All of its I/O runs on its own strand (the stream's executor), so
 // Stop() closes it by posting to that strand rather than touching it from another thread.
 struct Connection {
-  explicit Connection(tcp::socket socket) : stream(std::move(socket)) {}
+  explicit Connection(tcp::socket socket)
+      : executor(socket.get_executor()), stream(std::move(socket)) {}
+  // The connection's strand, kept apart because the stream may be moved into a WebSocket.
+  asio::any_io_executor executor;
   beast::tcp_stream stream;
+  // Set once the connection became a WebSocket (which then owns the socket).
+  std::function<void()> closer;
+
+  void CloseNow() {
+    if (closer) {
+      closer();
+      return;
+    }
+    beast::error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream.socket().close(ignored);
+  }
 };
 
 // State shared with the coroutines. Held by shared_ptr so a coroutine frame destroyed late
@@ -100,6 +118,7 @@ struct HttpServer::Impl {
   Logger& log;
   HttpServer& owner;
   std::map<std::string, Route, std::less<>> routes;
+  std::map<std::string, WebSocketRoute, std::less<>> websocket_routes;
   tcp::acceptor acceptor;
   std::shared_ptr<SharedState> shared;
 
@@ -181,6 +200,15 @@ struct HttpServer::Impl {
         break;
       }
       auto& msg = parser.get();
+      if (beast::websocket::is_upgrade(msg)) {
+        const std::string path(msg.target().substr(0, msg.target().find('?')));
+        if (auto ws = websocket_routes.find(path); ws != websocket_routes.end()) {
+          co_await ServeWebSocket(
+              std::move(conn->stream), parser.release(), remote, ws->second, log,
+              [conn](std::function<void()> closer) { conn->closer = std::move(closer); });
+          co_return;
+        }
+      }
       HttpRequest req;
       req.method = std::string(msg.method_string());
       req.target = std::string(msg.target());
@@ -227,7 +255,7 @@ struct HttpServer::Impl {
         shared->connections.insert(conn);
         owner.active_.store(shared->connections.size());
       }
-      asio::co_spawn(conn->stream.get_executor(), Serve(conn),
+      asio::co_spawn(conn->executor, Serve(conn),
                      [shared = shared, conn, &counter = owner.active_](std::exception_ptr) {
                        std::lock_guard lock(shared->mu);
                        shared->connections.erase(conn);
@@ -247,6 +275,12 @@ HttpServer::~HttpServer() {
 
 void HttpServer::Handle(std::string path, HttpHandler handler, std::vector<std::string> methods) {
   impl_->routes[std::move(path)] = Impl::Route{std::move(handler), std::move(methods)};
+}
+
+void HttpServer::HandleWebSocket(std::string path, TerminalHandlerFactory factory,
+                                 const Clock& clock, WebSocketOptions options) {
+  impl_->websocket_routes[std::move(path)] =
+      WebSocketRoute{std::move(factory), &clock, std::move(options)};
 }
 
 Result<uint16_t> HttpServer::Start() {
@@ -308,11 +342,7 @@ void HttpServer::Stop() {
     impl_->acceptor.close(ignored);
   }
   for (auto& conn : open) {
-    asio::post(conn->stream.get_executor(), [conn] {
-      beast::error_code ignored;
-      conn->stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-      conn->stream.socket().close(ignored);
-    });
+    asio::post(conn->executor, [conn] { conn->CloseNow(); });
   }
   if (impl_->io.stopped()) return;  // nothing will run the coroutines to completion
   std::unique_lock lock(shared->mu);

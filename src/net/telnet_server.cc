@@ -7,6 +7,8 @@
 #include <mutex>
 #include <set>
 
+#include "input_limiter.h"
+
 namespace telos::net {
 namespace {
 
@@ -65,15 +67,14 @@ struct TelnetServer::Impl : std::enable_shared_from_this<TelnetServer::Impl> {
 // methods, which hop onto it.
 class TelnetSession final : public Terminal, public std::enable_shared_from_this<TelnetSession> {
  public:
-  TelnetSession(std::shared_ptr<TelnetServer::Impl> server, tcp::socket socket,
-                std::string address)
+  TelnetSession(std::shared_ptr<TelnetServer::Impl> server, tcp::socket socket, std::string address)
       : server_(std::move(server)),
         socket_(std::move(socket)),
         idle_timer_(socket_.get_executor()),
         address_(std::move(address)),
         protocol_(server_->options.line_bytes_max, server_->options.mssp),
-        tokens_(server_->options.input_lines_burst),
-        last_refill_(server_->clock.Now()),
+        limiter_(server_->options.input_lines_per_second, server_->options.input_lines_burst,
+                 server_->clock.Now()),
         last_input_(server_->clock.Now()) {}
 
   // Creates the handler and starts reading, on the connection's strand.
@@ -85,11 +86,10 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
   void Run() {
     Queue(protocol_.Greeting());  // negotiation goes out before anything the game says
     handler_ = server_->factory(shared_from_this());
-    asio::co_spawn(socket_.get_executor(), ReadLoop(), [self = shared_from_this()](
-                                                          std::exception_ptr) { self->Finish(); });
+    asio::co_spawn(socket_.get_executor(), ReadLoop(),
+                   [self = shared_from_this()](std::exception_ptr) { self->Finish(); });
     asio::co_spawn(socket_.get_executor(), IdleWatch(), asio::detached);
   }
-
 
  public:
   // --- Terminal
@@ -119,7 +119,6 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
   }
 
  private:
-
   template <typename F>
   void OnStrand(F&& f) {
     asio::dispatch(socket_.get_executor(), [self = shared_from_this(), f = std::forward<F>(f)] {
@@ -158,8 +157,9 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
           server_->dropped_lines_total.Increment();
           if (!told_rate_limited_) {
             told_rate_limited_ = true;
-            Queue(protocol_.Text("You are typing faster than the world can listen; "
-                                 "some input was dropped.\n"));
+            Queue(
+                protocol_.Text("You are typing faster than the world can listen; "
+                               "some input was dropped.\n"));
           }
           continue;
         }
@@ -186,14 +186,8 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
   }
 
   bool TakeToken() {
-    const Instant now = server_->clock.Now();
-    const double elapsed_s = std::chrono::duration<double>(now - last_refill_).count();
-    last_refill_ = now;
-    tokens_ = std::min(server_->options.input_lines_burst,
-                       tokens_ + elapsed_s * server_->options.input_lines_per_second);
-    if (tokens_ < 1.0) return false;
-    tokens_ -= 1.0;
-    if (tokens_ >= server_->options.input_lines_burst / 2) told_rate_limited_ = false;
+    if (!limiter_.Take(server_->clock.Now())) return false;
+    if (limiter_.Recovered()) told_rate_limited_ = false;
     return true;
   }
 
@@ -202,8 +196,8 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
     outbox_bytes_ += bytes.size();
     if (outbox_bytes_ > server_->options.pending_write_bytes_max) {
       server_->shed_total.Increment();
-      server_->log.Warn("slow telnet client shed", {{"address", address_},
-                                                    {"pending_bytes", outbox_bytes_}});
+      server_->log.Warn("slow telnet client shed",
+                        {{"address", address_}, {"pending_bytes", outbox_bytes_}});
       outbox_.clear();
       outbox_bytes_ = 0;
       close_reason_ = "output backlog";
@@ -282,8 +276,7 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
   bool finished_ = false;
   bool told_rate_limited_ = false;
   std::string close_reason_;
-  double tokens_;
-  Instant last_refill_;
+  InputRateLimiter limiter_;
   Instant last_input_;
   mutable std::mutex info_mu_;  // Info() is read from other threads
   TerminalInfo info_{"telnet", address_, "", 0, 0};
@@ -356,15 +349,16 @@ TelnetServer::TelnetServer(boost::asio::io_context& io, TelnetServerOptions opti
     : impl_(std::make_shared<Impl>(io, std::move(options), std::move(factory), clock, log,
                                    metrics)) {}
 
-TelnetServer::~TelnetServer() { Stop(); }
+TelnetServer::~TelnetServer() {
+  Stop();
+}
 
 Result<uint16_t> TelnetServer::Start() {
   boost::system::error_code ec;
   const auto address = asio::ip::make_address(impl_->options.bind_address, ec);
   if (ec) return Status::InvalidArgument("bad bind address '" + impl_->options.bind_address + "'");
   const tcp::endpoint endpoint(address, impl_->options.port);
-  const std::string where =
-      impl_->options.bind_address + ":" + std::to_string(impl_->options.port);
+  const std::string where = impl_->options.bind_address + ":" + std::to_string(impl_->options.port);
   auto& acceptor = impl_->acceptor;
   if (acceptor.open(endpoint.protocol(), ec); ec) {
     return Status::Unavailable("cannot open telnet socket " + where + ": " + ec.message());
@@ -388,8 +382,8 @@ Result<uint16_t> TelnetServer::Start() {
     impl->accepting = false;
     impl->idle.notify_all();
   });
-  impl_->log.Info("telnet listening", {{"address", impl_->options.bind_address},
-                                       {"port", static_cast<int64_t>(port)}});
+  impl_->log.Info("telnet listening",
+                  {{"address", impl_->options.bind_address}, {"port", static_cast<int64_t>(port)}});
   return port;
 }
 

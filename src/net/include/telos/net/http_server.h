@@ -7,7 +7,7 @@
 //
 // Routes are exact paths. Handlers run on the io_context's threads, possibly several at once,
 // so a handler must be thread-safe and must not block (render from state it can read quickly).
-// An upgrade hook (WebSocket) is added by the gate through HandleUpgrade.
+// WebSocket routes turn an upgrade request into a player Terminal (HandleWebSocket).
 //
 // Lifecycle: construct, add routes, Start(), ..., Stop(). Stop() must not be called from a
 // thread that is running the io_context: it waits until every connection has closed.
@@ -23,9 +23,11 @@
 #include <utility>
 #include <vector>
 
+#include "telos/base/clock.h"
 #include "telos/base/limits.h"
 #include "telos/base/log.h"
 #include "telos/base/status.h"
+#include "telos/net/terminal.h"
 
 namespace boost::asio {
 class io_context;
@@ -71,6 +73,16 @@ struct HttpServerOptions {
   size_t connections_max = limits::kHttpConnectionsMax;
 };
 
+// Limits for player connections over WebSocket; they mirror TelnetServerOptions.
+struct WebSocketOptions {
+  size_t frame_bytes_max = limits::kWebSocketFrameBytesMax;  // larger frames close the socket
+  size_t line_bytes_max = limits::kInputLineBytesMax;
+  double input_lines_per_second = limits::kInputLinesPerSecond;
+  double input_lines_burst = limits::kInputLinesBurst;
+  int64_t idle_timeout_ms = limits::kSessionIdleTimeoutMs;
+  size_t pending_write_bytes_max = limits::kSessionPendingWriteBytesMax;
+};
+
 class HttpServer {
  public:
   HttpServer(boost::asio::io_context& io, HttpServerOptions options, Logger& log);
@@ -81,6 +93,11 @@ class HttpServer {
   // REQUIRES: before Start(). `methods` lists the accepted methods ("GET" also admits HEAD);
   // any other method on this path gets 405.
   void Handle(std::string path, HttpHandler handler, std::vector<std::string> methods = {"GET"});
+
+  // REQUIRES: before Start(). A WebSocket upgrade request on `path` becomes a player Terminal
+  // speaking JSON frames; `clock` must outlive the server.
+  void HandleWebSocket(std::string path, TerminalHandlerFactory factory, const Clock& clock,
+                       WebSocketOptions options = {});
 
   // Binds and starts accepting. Returns the bound port, or Unavailable naming the address.
   Result<uint16_t> Start();

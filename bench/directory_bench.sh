@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs the directory benchmark and redis-benchmark's raw EVALSHA of a trivial script against the
+# same Redis in one run, then prints each directory operation's best rate as a share of the raw
+# rate. The raw rate is measured before and after the directory run and averaged, so load from
+# other work on the box shows up as a gap between the two.
+#
+#   scripts/build release --target directory_bench
+#   bench/directory_bench.sh            # TELOS_REDIS_PORT (default 16379), BENCH_MIN_TIME (2)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+port=${TELOS_REDIS_PORT:-16379}
+min_time=${BENCH_MIN_TIME:-2}
+bin=build/release/bench/directory_bench
+out=$(mktemp /tmp/directory_bench.XXXXXX.json)
+trap 'rm -f "$out"' EXIT
+
+[ -x "$bin" ] || { echo "build it first: scripts/build release --target directory_bench" >&2; exit 1; }
+redis-cli -p "$port" ping >/dev/null || { echo "no redis on 127.0.0.1:$port" >&2; exit 1; }
+
+sha=$(redis-cli -p "$port" SCRIPT LOAD "return 1")
+raw_rate() {
+  redis-benchmark -p "$port" -n 100000 -q EVALSHA "$sha" 0 | tr '\r' '\n' |
+    sed -nE 's/.*: ([0-9.]+) requests per second.*/\1/p' | tail -n 1
+}
+
+echo "== redis-benchmark -p $port -n 100000 -q EVALSHA $sha 0   (before)"
+raw_before=$(raw_rate)
+echo "   $raw_before requests/s"
+
+echo "== $bin --benchmark_min_time=$min_time"
+TELOS_REDIS=redis://127.0.0.1:$port "$bin" --benchmark_min_time="$min_time" \
+  --benchmark_out="$out" --benchmark_out_format=json
+
+echo "== redis-benchmark -p $port -n 100000 -q EVALSHA $sha 0   (after)"
+raw_after=$(raw_rate)
+echo "   $raw_after requests/s"
+
+raw=$(echo "$raw_before $raw_after" | awk '{ printf "%.0f", ($1 + $2) / 2 }')
+echo
+echo "raw EVALSHA (mean of before/after): $raw requests/s"
+printf '%-44s %14s %8s\n' "operation (threads)" "ops/s" "ratio"
+jq -r '.benchmarks[] | select(.error_occurred != true) |
+       [.name, (.items_per_second | floor)] | @tsv' "$out" |
+  while IFS=$'\t' read -r name rate; do
+    printf '%-44s %14s %7.0f%%\n' "$name" "$rate" "$(echo "$rate $raw" | awk '{ print 100 * $1 / $2 }')"
+  done
+echo
+echo "best per operation:"
+jq -r '.benchmarks[] | select(.error_occurred != true) |
+       [(.name | split("/")[0]), (.items_per_second | floor)] | @tsv' "$out" |
+  sort -k1,1 -k2,2nr | awk -F'\t' -v raw="$raw" '!seen[$1]++ { printf "  %-22s %10d ops/s  %5.0f%% of raw EVALSHA\n", $1, $2, 100 * $2 / raw }'

@@ -1,0 +1,293 @@
+#include "websocket_terminal.h"
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/websocket.hpp>
+#include <boost/json.hpp>
+#include <deque>
+#include <mutex>
+
+#include "input_limiter.h"
+#include "telos/net/text.h"
+
+namespace telos::net {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace json = boost::json;
+constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+constexpr int kJsonDepthMax = 16;
+constexpr int64_t kWindowDimensionMax = 1000;
+
+std::string Frame(std::string_view type, std::string_view key, std::string_view text) {
+  std::string out = "{\"type\":\"";
+  out += type;
+  out += "\",\"";
+  out += key;
+  out += "\":\"";
+  AppendJsonEscaped(out, text);
+  out += "\"}";
+  return out;
+}
+
+int64_t ClampDimension(const json::value* v) {
+  if (v == nullptr || !v->is_number()) return 0;
+  const double d = v->to_number<double>();
+  if (!(d > 0)) return 0;
+  return d > kWindowDimensionMax ? kWindowDimensionMax : static_cast<int64_t>(d);
+}
+
+// One WebSocket player. Its I/O runs on the stream's strand; Terminal methods hop onto it.
+class WebSocketTerminal final : public Terminal,
+                                public std::enable_shared_from_this<WebSocketTerminal> {
+ public:
+  WebSocketTerminal(beast::tcp_stream stream, std::string remote, const WebSocketRoute& route,
+                    Logger& log)
+      : ws_(std::move(stream)),
+        route_(route),
+        log_(log),
+        limiter_(route.options.input_lines_per_second, route.options.input_lines_burst,
+                 route.clock->Now()),
+        last_input_(route.clock->Now()),
+        idle_timer_(ws_.get_executor()),
+        info_{"websocket", std::move(remote), "", 0, 0} {}
+
+  asio::awaitable<void> Run(http::request<http::string_body> request,
+                            std::function<void(std::function<void()>)> set_closer) {
+    auto self = shared_from_this();
+    set_closer([weak = weak_from_this()] {
+      if (auto s = weak.lock()) s->CloseSocket();
+    });
+    websocket::stream_base::timeout timeouts{};
+    timeouts.handshake_timeout = std::chrono::seconds(10);
+    timeouts.idle_timeout = std::chrono::seconds(30);  // pings find dead peers
+    timeouts.keep_alive_pings = true;
+    ws_.set_option(timeouts);
+    ws_.read_message_max(route_.options.frame_bytes_max);
+    ws_.text(true);
+    auto [ec] = co_await ws_.async_accept(request, kTuple);
+    if (ec) co_return;
+    handler_ = route_.factory(self);
+    asio::co_spawn(ws_.get_executor(), IdleWatch(), asio::detached);
+    co_await ReadLoop();
+    CloseSocket();
+    if (handler_) {
+      handler_->OnClosed(close_reason_.empty() ? "connection closed" : close_reason_);
+      handler_.reset();
+    }
+  }
+
+  // --- Terminal
+  void SendText(std::string text) override {
+    OnStrand([this, text = std::move(text)] { Queue(Frame("text", "text", text)); });
+  }
+  void SendPrompt(std::string text) override { SendText(std::move(text)); }
+  void SendData(std::string package, std::string body) override {
+    OnStrand([this, package = std::move(package), body = std::move(body)] {
+      std::string out = "{\"type\":\"gmcp\",\"package\":\"";
+      AppendJsonEscaped(out, package);
+      out += "\",\"data\":";
+      out += body.empty() ? "null" : body;  // the gate's own JSON
+      out += '}';
+      Queue(std::move(out));
+    });
+  }
+  void SetEcho(bool on) override {
+    OnStrand([this, on] {
+      Queue(on ? "{\"type\":\"echo\",\"on\":true}" : "{\"type\":\"echo\",\"on\":false}");
+    });
+  }
+  void Close(std::string reason) override {
+    OnStrand([this, reason = std::move(reason)] {
+      Queue(Frame("close", "reason", reason));
+      close_reason_ = reason.empty() ? "closed" : reason;
+      closing_ = true;
+      if (!writing_) StartWriter();
+    });
+  }
+  TerminalInfo Info() const override {
+    std::lock_guard lock(info_mu_);
+    return info_;
+  }
+
+ private:
+  template <typename F>
+  void OnStrand(F&& f) {
+    asio::dispatch(ws_.get_executor(), [self = shared_from_this(), f = std::forward<F>(f)] {
+      (void)self;
+      f();
+    });
+  }
+
+  asio::awaitable<void> ReadLoop() {
+    beast::flat_buffer buffer;
+    for (;;) {
+      auto [ec, n] = co_await ws_.async_read(buffer, kTuple);
+      if (ec) {
+        if (ec == websocket::error::message_too_big) close_reason_ = "frame too large";
+        break;
+      }
+      last_input_ = route_.clock->Now();
+      const auto data = buffer.data();
+      std::string_view text(static_cast<const char*>(data.data()), data.size());
+      OnFrame(text);
+      buffer.consume(buffer.size());
+      // Keep reading while closing: the peer's answer to our close frame ends this loop.
+    }
+  }
+
+  void OnFrame(std::string_view text) {
+    json::parse_options opts;
+    opts.max_depth = kJsonDepthMax;
+    boost::system::error_code ec;
+    json::value v = json::parse(text, ec, {}, opts);
+    if (ec || !v.is_object()) return;  // not one of ours: ignored
+    const auto& obj = v.get_object();
+    const auto* type = obj.if_contains("type");
+    if (type == nullptr || !type->is_string() || !handler_ || closing_) return;
+    const std::string_view kind = type->get_string();
+    if (kind == "input") {
+      const auto* t = obj.if_contains("text");
+      if (t == nullptr || !t->is_string()) return;
+      OnInput(t->get_string());
+    } else if (kind == "gmcp") {
+      const auto* package = obj.if_contains("package");
+      if (package == nullptr || !package->is_string()) return;
+      const std::string name(package->get_string());
+      if (name.empty() || name.size() > limits::kGmcpPackageBytesMax) return;
+      const auto* body = obj.if_contains("data");
+      handler_->OnData(SanitizeInput(name), body ? json::serialize(*body) : std::string());
+    } else if (kind == "naws") {
+      const auto w = static_cast<uint16_t>(ClampDimension(obj.if_contains("width")));
+      const auto h = static_cast<uint16_t>(ClampDimension(obj.if_contains("height")));
+      {
+        std::lock_guard lock(info_mu_);
+        info_.width = w;
+        info_.height = h;
+      }
+      handler_->OnResize(w, h);
+    }
+  }
+
+  void OnInput(std::string_view text) {
+    // One frame may carry several lines (a paste); each is limited like a typed line.
+    size_t start = 0;
+    while (start <= text.size() && handler_ && !closing_) {
+      size_t end = text.find('\n', start);
+      if (end == std::string_view::npos) end = text.size();
+      std::string line = SanitizeInput(text.substr(start, end - start));
+      bool truncated = false;
+      if (line.size() > route_.options.line_bytes_max) {
+        line = std::string(CutAtCharacter(line, route_.options.line_bytes_max));
+        truncated = true;
+      }
+      if (limiter_.Take(route_.clock->Now())) {
+        if (limiter_.Recovered()) told_rate_limited_ = false;
+        handler_->OnLine(std::move(line), truncated);
+      } else if (!told_rate_limited_) {
+        told_rate_limited_ = true;
+        Queue(Frame("text", "text",
+                    "You are typing faster than the world can listen; some input was dropped.\n"));
+      }
+      if (end == text.size()) break;
+      start = end + 1;
+    }
+  }
+
+  asio::awaitable<void> IdleWatch() {
+    auto self = shared_from_this();
+    const auto limit = std::chrono::milliseconds(route_.options.idle_timeout_ms);
+    while (!socket_closed_) {
+      const auto idle_for = route_.clock->Now() - last_input_;
+      if (idle_for >= limit) {
+        Close("You have been idle too long. Goodbye.");
+        co_return;
+      }
+      idle_timer_.expires_after(limit - idle_for);
+      auto [ec] = co_await idle_timer_.async_wait(kTuple);
+      if (ec) co_return;
+    }
+  }
+
+  void Queue(std::string frame) {
+    if (socket_closed_) return;
+    outbox_bytes_ += frame.size();
+    if (outbox_bytes_ > route_.options.pending_write_bytes_max) {
+      log_.Warn("slow websocket client shed",
+                {{"address", info_.remote_address}, {"pending_bytes", outbox_bytes_}});
+      close_reason_ = "output backlog";
+      CloseSocket();
+      return;
+    }
+    outbox_.push_back(std::move(frame));
+    if (!writing_) StartWriter();
+  }
+
+  void StartWriter() {
+    writing_ = true;
+    asio::co_spawn(ws_.get_executor(), WriteLoop(), asio::detached);
+  }
+
+  asio::awaitable<void> WriteLoop() {
+    auto self = shared_from_this();
+    while (!outbox_.empty() && !socket_closed_) {
+      std::string frame = std::move(outbox_.front());
+      outbox_.pop_front();
+      outbox_bytes_ -= frame.size();
+      auto [ec, n] = co_await ws_.async_write(asio::buffer(frame), kTuple);
+      if (ec) {
+        CloseSocket();
+        break;
+      }
+    }
+    if (closing_ && !socket_closed_) {
+      co_await ws_.async_close(websocket::close_code::normal, kTuple);
+      CloseSocket();
+    }
+    writing_ = false;
+  }
+
+  void CloseSocket() {
+    if (socket_closed_) return;
+    socket_closed_ = true;
+    beast::error_code ignored;
+    auto& socket = beast::get_lowest_layer(ws_).socket();
+    socket.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+    socket.close(ignored);
+    idle_timer_.cancel();
+  }
+
+  websocket::stream<beast::tcp_stream> ws_;
+  const WebSocketRoute& route_;
+  Logger& log_;
+  InputRateLimiter limiter_;
+  Instant last_input_;
+  asio::steady_timer idle_timer_;
+  std::unique_ptr<TerminalHandler> handler_;
+  std::deque<std::string> outbox_;
+  size_t outbox_bytes_ = 0;
+  bool writing_ = false;
+  bool closing_ = false;
+  bool socket_closed_ = false;
+  bool told_rate_limited_ = false;
+  std::string close_reason_;
+  mutable std::mutex info_mu_;  // Info() is read from other threads
+  TerminalInfo info_;
+};
+
+}  // namespace
+
+asio::awaitable<void> ServeWebSocket(beast::tcp_stream stream,
+                                     http::request<http::string_body> request,
+                                     std::string remote_address, const WebSocketRoute& route,
+                                     Logger& log,
+                                     std::function<void(std::function<void()>)> set_closer) {
+  auto terminal =
+      std::make_shared<WebSocketTerminal>(std::move(stream), std::move(remote_address), route, log);
+  co_await terminal->Run(std::move(request), std::move(set_closer));
+}
+
+}  // namespace telos::net

@@ -1,0 +1,563 @@
+#include "telos/store/sqlite_store.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "sqlite/connection.h"
+#include "sqlite/migrations.h"
+#include "telos/base/limits.h"
+
+// Prepares (or fetches from the cache) `sql` and declares a Query named `var` over it; returns
+// the error from the enclosing function when preparing fails.
+#define TELOS_SQL_QUERY(var, conn, sql)             \
+  auto var##_stmt = (conn).Prepare(sql);            \
+  if (!var##_stmt.ok()) return var##_stmt.status(); \
+  ::telos::store::sqlite::Query var((conn), *var##_stmt)
+
+namespace telos::store {
+namespace {
+
+using sqlite::Connection;
+using sqlite::Query;
+using sqlite::Transaction;
+
+// The connection shared by the three stores of one SqliteStore.
+struct Database {
+  Database(std::unique_ptr<Connection> c, const Clock& clk) : conn(std::move(c)), clock(clk) {}
+
+  int64_t NowMs() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(clock.WallNow().time_since_epoch())
+        .count();
+  }
+  // Rows changed by the last INSERT, UPDATE or DELETE on this connection.
+  int64_t Changes() const { return sqlite3_changes64(conn->db()); }
+
+  // Serializes every use of `conn`. The stores are called from the blocking pool, so several
+  // threads may arrive at once; a sqlite3 handle opened NOMUTEX must not be used concurrently,
+  // and with a single writer allowed by WAL anyway, one connection under one lock costs little.
+  std::mutex mu;
+  std::unique_ptr<Connection> conn;
+  const Clock& clock;
+};
+
+Status CheckBytes(std::string_view what, std::string_view value, size_t bytes_max) {
+  if (value.size() <= bytes_max) return Status::Ok();
+  return Status::InvalidArgument(std::string(what) + " is longer than " +
+                                 std::to_string(bytes_max) + " bytes");
+}
+
+// Re-labels a status of one code with a clearer message, keeping every other status as is.
+Status Relabel(Status status, StatusCode code, std::string message) {
+  if (status.code() == code) return Status(code, std::move(message));
+  return status;
+}
+
+std::string Quoted(std::string_view name) {
+  return "'" + std::string(name) + "'";
+}
+
+// ---------------------------------------------------------------------------------- characters
+
+constexpr std::string_view kCharacterColumns =
+    "display_name, account_id, state_version, owner_epoch, zone_id, room_id, state_json, "
+    "created_at_ms, updated_at_ms";
+
+CharacterRecord ReadCharacter(const Query& q) {
+  CharacterRecord r;
+  r.name = q.Text(0);
+  r.account_id = q.Int(1);
+  r.state_version = q.Int(2);
+  r.owner_epoch = q.Int(3);
+  r.zone_id = q.Text(4);
+  r.room_id = q.Text(5);
+  r.state_json = q.Text(6);
+  r.created_at_ms = q.Int(7);
+  r.updated_at_ms = q.Int(8);
+  return r;
+}
+
+Status CheckCharacterContent(const CharacterRecord& record) {
+  TELOS_RETURN_IF_ERROR(ValidateCharacterName(record.name));
+  TELOS_RETURN_IF_ERROR(CheckBytes("zone_id", record.zone_id, limits::kZoneIdBytesMax));
+  TELOS_RETURN_IF_ERROR(CheckBytes("room_id", record.room_id, limits::kRoomIdBytesMax));
+  return CheckBytes("state_json", record.state_json, limits::kCharacterStateBytesMax);
+}
+
+class SqliteCharacterStore final : public CharacterStore {
+ public:
+  explicit SqliteCharacterStore(Database& db) : db_(db) {}
+
+  Result<CharacterRecord> Create(const CharacterRecord& record) override {
+    TELOS_RETURN_IF_ERROR(CheckCharacterContent(record));
+    const std::string key = NameKey(record.name);
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    Transaction txn(conn);
+    TELOS_RETURN_IF_ERROR(txn.Begin());
+    {
+      TELOS_SQL_QUERY(q, conn, "SELECT count(*) FROM characters WHERE account_id = ?1");
+      auto row = q.Bind(1, record.account_id).Step("counting an account's characters");
+      if (!row.ok()) return row.status();
+      if (*row && q.Int(0) >= static_cast<int64_t>(limits::kCharactersPerAccountMax)) {
+        return Status::ResourceExhausted(
+            "account " + std::to_string(record.account_id) + " already has " +
+            std::to_string(limits::kCharactersPerAccountMax) + " characters");
+      }
+    }
+    CharacterRecord stored = record;
+    stored.state_version = 1;
+    stored.owner_epoch = 0;
+    stored.created_at_ms = db_.NowMs();
+    stored.updated_at_ms = stored.created_at_ms;
+    {
+      TELOS_SQL_QUERY(q, conn,
+                      "INSERT INTO characters (name_key, display_name, account_id, "
+                      "state_version, owner_epoch, zone_id, room_id, state_json, created_at_ms, "
+                      "updated_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+      q.Bind(1, key)
+          .Bind(2, stored.name)
+          .Bind(3, stored.account_id)
+          .Bind(4, stored.state_version)
+          .Bind(5, stored.owner_epoch)
+          .Bind(6, stored.zone_id)
+          .Bind(7, stored.room_id)
+          .Bind(8, stored.state_json)
+          .Bind(9, stored.created_at_ms)
+          .Bind(10, stored.updated_at_ms);
+      Status status = q.Run("creating a character");
+      status = Relabel(std::move(status), StatusCode::kAlreadyExists,
+                       "the character name " + Quoted(record.name) + " is taken");
+      status = Relabel(std::move(status), StatusCode::kNotFound,
+                       "no account with id " + std::to_string(record.account_id));
+      TELOS_RETURN_IF_ERROR(status);
+    }
+    TELOS_RETURN_IF_ERROR(txn.Commit());
+    return stored;
+  }
+
+  Result<CharacterRecord> Load(std::string_view name) override {
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(name));
+    std::lock_guard lock(db_.mu);
+    return LoadLocked(NameKey(name), name);
+  }
+
+  Result<std::vector<CharacterRecord>> ListByAccount(int64_t account_id) override {
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    TELOS_SQL_QUERY(q, conn,
+                    "SELECT " + std::string(kCharacterColumns) +
+                        " FROM characters WHERE account_id = ?1 "
+                        "ORDER BY created_at_ms, name_key LIMIT ?2");
+    q.Bind(1, account_id).Bind(2, static_cast<int64_t>(limits::kCharactersPerAccountMax));
+    std::vector<CharacterRecord> out;
+    while (true) {
+      auto row = q.Step("listing an account's characters");
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      out.push_back(ReadCharacter(q));
+    }
+    return out;
+  }
+
+  Status Delete(std::string_view name) override {
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(name));
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    TELOS_SQL_QUERY(q, conn, "DELETE FROM characters WHERE name_key = ?1");
+    TELOS_RETURN_IF_ERROR(q.Bind(1, NameKey(name)).Run("deleting a character"));
+    if (db_.Changes() == 0) return Status::NotFound("no character named " + Quoted(name));
+    return Status::Ok();
+  }
+
+  Result<CharacterRecord> ClaimOwnership(std::string_view name, int64_t directory_epoch) override {
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(name));
+    if (directory_epoch < 0) return Status::InvalidArgument("directory_epoch is negative");
+    const std::string key = NameKey(name);
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    Transaction txn(conn);
+    TELOS_RETURN_IF_ERROR(txn.Begin());
+    auto current = LoadLocked(key, name);
+    if (!current.ok()) return current.status();
+    const int64_t floor = std::max(directory_epoch, current->owner_epoch);
+    if (floor == std::numeric_limits<int64_t>::max()) {
+      return Status::FailedPrecondition("owner_epoch of " + Quoted(name) + " is exhausted");
+    }
+    const int64_t minted = floor + 1;
+    {
+      TELOS_SQL_QUERY(q, conn, "UPDATE characters SET owner_epoch = ?1 WHERE name_key = ?2");
+      TELOS_RETURN_IF_ERROR(q.Bind(1, minted).Bind(2, key).Run("claiming a character"));
+    }
+    TELOS_RETURN_IF_ERROR(txn.Commit());
+    CharacterRecord claimed = std::move(current).value();
+    claimed.owner_epoch = minted;
+    return claimed;
+  }
+
+  Result<int64_t> Save(const CharacterRecord& record, int64_t expected_state_version,
+                       int64_t writer_owner_epoch) override {
+    TELOS_RETURN_IF_ERROR(CheckCharacterContent(record));
+    if (expected_state_version < 1) {
+      return Status::InvalidArgument("expected_state_version must be at least 1");
+    }
+    if (writer_owner_epoch < 0) return Status::InvalidArgument("writer_owner_epoch is negative");
+    const std::string key = NameKey(record.name);
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    // Read and write under one write lock, so the two fences are judged against the row that
+    // is then updated.
+    Transaction txn(conn);
+    TELOS_RETURN_IF_ERROR(txn.Begin());
+    int64_t row_version = 0;
+    int64_t row_epoch = 0;
+    {
+      TELOS_SQL_QUERY(q, conn,
+                      "SELECT state_version, owner_epoch FROM characters WHERE name_key = ?1");
+      auto row = q.Bind(1, key).Step("reading a character's fences");
+      if (!row.ok()) return row.status();
+      if (!*row) return Status::NotFound("no character named " + Quoted(record.name));
+      row_version = q.Int(0);
+      row_epoch = q.Int(1);
+    }
+    // The ownership fence is judged first: a zombie writer must be stopped, not invited to
+    // rebase past a version check it would then win.
+    if (row_epoch > writer_owner_epoch) {
+      return Status::FailedPrecondition("fenced: " + Quoted(record.name) +
+                                        " is owned at owner_epoch " + std::to_string(row_epoch) +
+                                        ", above this writer's " +
+                                        std::to_string(writer_owner_epoch));
+    }
+    if (row_version != expected_state_version) {
+      return Status::Conflict("state_version of " + Quoted(record.name) + " is " +
+                              std::to_string(row_version) + ", not the expected " +
+                              std::to_string(expected_state_version) + "; re-read and rebase");
+    }
+    const int64_t next_version = expected_state_version + 1;
+    {
+      TELOS_SQL_QUERY(q, conn,
+                      "UPDATE characters SET state_version = ?1, zone_id = ?2, room_id = ?3, "
+                      "state_json = ?4, updated_at_ms = ?5 WHERE name_key = ?6");
+      q.Bind(1, next_version)
+          .Bind(2, record.zone_id)
+          .Bind(3, record.room_id)
+          .Bind(4, record.state_json)
+          .Bind(5, db_.NowMs())
+          .Bind(6, key);
+      TELOS_RETURN_IF_ERROR(q.Run("saving a character"));
+    }
+    TELOS_RETURN_IF_ERROR(txn.Commit());
+    return next_version;
+  }
+
+ private:
+  // REQUIRES: db_.mu held.
+  Result<CharacterRecord> LoadLocked(const std::string& key, std::string_view name) {
+    Connection& conn = *db_.conn;
+    TELOS_SQL_QUERY(
+        q, conn,
+        "SELECT " + std::string(kCharacterColumns) + " FROM characters WHERE name_key = ?1");
+    auto row = q.Bind(1, key).Step("loading a character");
+    if (!row.ok()) return row.status();
+    if (!*row) return Status::NotFound("no character named " + Quoted(name));
+    return ReadCharacter(q);
+  }
+
+  Database& db_;
+};
+
+// ------------------------------------------------------------------------------------ accounts
+
+constexpr std::string_view kArgon2idPrefix = "$argon2id$";
+
+Status CheckPasswordHash(std::string_view hash) {
+  if (!hash.starts_with(kArgon2idPrefix)) {
+    return Status::InvalidArgument("a password hash must be an encoded argon2id string");
+  }
+  return CheckBytes("password hash", hash, limits::kPasswordHashBytesMax);
+}
+
+constexpr std::string_view kAccountColumns =
+    "id, display_name, password_hash, created_at_ms, failed_logins, locked_until_ms";
+
+AccountRecord ReadAccount(const Query& q) {
+  AccountRecord r;
+  r.id = q.Int(0);
+  r.name = q.Text(1);
+  r.password_hash = q.Text(2);
+  r.created_at_ms = q.Int(3);
+  r.failed_logins = q.Int(4);
+  r.locked_until_ms = q.Int(5);
+  return r;
+}
+
+class SqliteAccountStore final : public AccountStore {
+ public:
+  explicit SqliteAccountStore(Database& db) : db_(db) {}
+
+  Result<AccountRecord> Create(std::string_view name, std::string_view password_hash) override {
+    TELOS_RETURN_IF_ERROR(ValidateAccountName(name));
+    TELOS_RETURN_IF_ERROR(CheckPasswordHash(password_hash));
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    AccountRecord stored;
+    stored.name = std::string(name);
+    stored.password_hash = std::string(password_hash);
+    stored.created_at_ms = db_.NowMs();
+    TELOS_SQL_QUERY(q, conn,
+                    "INSERT INTO accounts (name_key, display_name, password_hash, created_at_ms) "
+                    "VALUES (?1, ?2, ?3, ?4)");
+    q.Bind(1, NameKey(name)).Bind(2, name).Bind(3, password_hash).Bind(4, stored.created_at_ms);
+    TELOS_RETURN_IF_ERROR(Relabel(q.Run("creating an account"), StatusCode::kAlreadyExists,
+                                  "the account name " + Quoted(name) + " is taken"));
+    stored.id = sqlite3_last_insert_rowid(conn.db());
+    return stored;
+  }
+
+  Result<AccountRecord> Load(std::string_view name) override {
+    TELOS_RETURN_IF_ERROR(ValidateAccountName(name));
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    TELOS_SQL_QUERY(
+        q, conn, "SELECT " + std::string(kAccountColumns) + " FROM accounts WHERE name_key = ?1");
+    auto row = q.Bind(1, NameKey(name)).Step("loading an account");
+    if (!row.ok()) return row.status();
+    if (!*row) return Status::NotFound("no account named " + Quoted(name));
+    return ReadAccount(q);
+  }
+
+  Result<AccountRecord> LoadById(int64_t id) override {
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    TELOS_SQL_QUERY(q, conn,
+                    "SELECT " + std::string(kAccountColumns) + " FROM accounts WHERE id = ?1");
+    auto row = q.Bind(1, id).Step("loading an account");
+    if (!row.ok()) return row.status();
+    if (!*row) return NoSuchAccount(id);
+    return ReadAccount(q);
+  }
+
+  Status SetPasswordHash(int64_t id, std::string_view password_hash) override {
+    TELOS_RETURN_IF_ERROR(CheckPasswordHash(password_hash));
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    TELOS_SQL_QUERY(q, conn, "UPDATE accounts SET password_hash = ?1 WHERE id = ?2");
+    TELOS_RETURN_IF_ERROR(q.Bind(1, password_hash).Bind(2, id).Run("setting a password hash"));
+    return db_.Changes() == 0 ? NoSuchAccount(id) : Status::Ok();
+  }
+
+  Result<int64_t> RecordLoginFailure(int64_t id) override {
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    TELOS_SQL_QUERY(q, conn,
+                    "UPDATE accounts SET failed_logins = failed_logins + 1 WHERE id = ?1 "
+                    "RETURNING failed_logins");
+    auto row = q.Bind(1, id).Step("recording a failed login");
+    if (!row.ok()) return row.status();
+    if (!*row) return NoSuchAccount(id);
+    const int64_t count = q.Int(0);
+    // Finish the statement so the implicit transaction ends before the Query resets it.
+    auto done = q.Step("recording a failed login");
+    if (!done.ok()) return done.status();
+    return count;
+  }
+
+  Status RecordLoginSuccess(int64_t id) override {
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    TELOS_SQL_QUERY(q, conn,
+                    "UPDATE accounts SET failed_logins = 0, locked_until_ms = 0 WHERE id = ?1");
+    TELOS_RETURN_IF_ERROR(q.Bind(1, id).Run("recording a login"));
+    return db_.Changes() == 0 ? NoSuchAccount(id) : Status::Ok();
+  }
+
+  Status LockUntil(int64_t id, int64_t until_ms) override {
+    if (until_ms < 0) return Status::InvalidArgument("until_ms is negative");
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    TELOS_SQL_QUERY(q, conn, "UPDATE accounts SET locked_until_ms = ?1 WHERE id = ?2");
+    TELOS_RETURN_IF_ERROR(q.Bind(1, until_ms).Bind(2, id).Run("locking an account"));
+    return db_.Changes() == 0 ? NoSuchAccount(id) : Status::Ok();
+  }
+
+ private:
+  static Status NoSuchAccount(int64_t id) {
+    return Status::NotFound("no account with id " + std::to_string(id));
+  }
+
+  Database& db_;
+};
+
+// ---------------------------------------------------------------------------------------- mail
+
+class SqliteMailStore final : public MailStore {
+ public:
+  explicit SqliteMailStore(Database& db) : db_(db) {}
+
+  Result<int64_t> Send(std::string_view from, std::string_view to, std::string_view subject,
+                       std::string_view body) override {
+    if (from.empty()) return Status::InvalidArgument("the sender is empty");
+    TELOS_RETURN_IF_ERROR(CheckBytes("the sender", from, limits::kMailSenderBytesMax));
+    TELOS_RETURN_IF_ERROR(CheckBytes("the subject", subject, limits::kMailSubjectBytesMax));
+    TELOS_RETURN_IF_ERROR(CheckBytes("the body", body, limits::kMailBodyBytesMax));
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(to));
+    const std::string key = NameKey(to);
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    Transaction txn(conn);
+    TELOS_RETURN_IF_ERROR(txn.Begin());
+    {
+      TELOS_SQL_QUERY(q, conn, "SELECT count(*) FROM mail WHERE recipient_key = ?1");
+      auto row = q.Bind(1, key).Step("counting a mailbox");
+      if (!row.ok()) return row.status();
+      if (*row && q.Int(0) >= static_cast<int64_t>(limits::kMailboxMessagesMax)) {
+        return Status::ResourceExhausted("the mailbox of " + Quoted(to) + " is full");
+      }
+    }
+    {
+      TELOS_SQL_QUERY(q, conn,
+                      "INSERT INTO mail (recipient_key, sender, subject, body, sent_at_ms) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5)");
+      q.Bind(1, key).Bind(2, from).Bind(3, subject).Bind(4, body).Bind(5, db_.NowMs());
+      TELOS_RETURN_IF_ERROR(Relabel(q.Run("sending mail"), StatusCode::kNotFound,
+                                    "no character named " + Quoted(to)));
+    }
+    const int64_t id = sqlite3_last_insert_rowid(conn.db());
+    TELOS_RETURN_IF_ERROR(txn.Commit());
+    return id;
+  }
+
+  Result<std::vector<MailHeader>> List(std::string_view recipient) override {
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(recipient));
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    TELOS_SQL_QUERY(q, conn,
+                    "SELECT id, sender, subject, sent_at_ms, is_read FROM mail "
+                    "WHERE recipient_key = ?1 ORDER BY id LIMIT ?2");
+    q.Bind(1, NameKey(recipient)).Bind(2, static_cast<int64_t>(limits::kMailboxMessagesMax));
+    std::vector<MailHeader> out;
+    while (true) {
+      auto row = q.Step("listing mail");
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      out.push_back(MailHeader{.id = q.Int(0),
+                               .from = q.Text(1),
+                               .subject = q.Text(2),
+                               .sent_at_ms = q.Int(3),
+                               .read = q.Int(4) != 0});
+    }
+    return out;
+  }
+
+  Result<int64_t> CountUnread(std::string_view recipient) override {
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(recipient));
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    TELOS_SQL_QUERY(q, conn, "SELECT count(*) FROM mail WHERE recipient_key = ?1 AND is_read = 0");
+    auto row = q.Bind(1, NameKey(recipient)).Step("counting unread mail");
+    if (!row.ok()) return row.status();
+    return *row ? q.Int(0) : int64_t{0};
+  }
+
+  Result<MailMessage> Read(std::string_view recipient, int64_t id) override {
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(recipient));
+    const std::string key = NameKey(recipient);
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    Transaction txn(conn);
+    TELOS_RETURN_IF_ERROR(txn.Begin());
+    MailMessage message;
+    {
+      TELOS_SQL_QUERY(q, conn,
+                      "SELECT m.id, m.sender, c.display_name, m.subject, m.body, m.sent_at_ms "
+                      "FROM mail m JOIN characters c ON c.name_key = m.recipient_key "
+                      "WHERE m.id = ?1 AND m.recipient_key = ?2");
+      auto row = q.Bind(1, id).Bind(2, key).Step("reading mail");
+      if (!row.ok()) return row.status();
+      if (!*row) return NoSuchLetter(recipient, id);
+      message = MailMessage{.id = q.Int(0),
+                            .from = q.Text(1),
+                            .to = q.Text(2),
+                            .subject = q.Text(3),
+                            .body = q.Text(4),
+                            .sent_at_ms = q.Int(5),
+                            .read = true};
+    }
+    {
+      TELOS_SQL_QUERY(q, conn, "UPDATE mail SET is_read = 1 WHERE id = ?1");
+      TELOS_RETURN_IF_ERROR(q.Bind(1, id).Run("marking mail read"));
+    }
+    TELOS_RETURN_IF_ERROR(txn.Commit());
+    return message;
+  }
+
+  Status Delete(std::string_view recipient, int64_t id) override {
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(recipient));
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    TELOS_SQL_QUERY(q, conn, "DELETE FROM mail WHERE id = ?1 AND recipient_key = ?2");
+    TELOS_RETURN_IF_ERROR(q.Bind(1, id).Bind(2, NameKey(recipient)).Run("deleting mail"));
+    return db_.Changes() == 0 ? NoSuchLetter(recipient, id) : Status::Ok();
+  }
+
+ private:
+  static Status NoSuchLetter(std::string_view recipient, int64_t id) {
+    return Status::NotFound(Quoted(recipient) + " has no letter " + std::to_string(id));
+  }
+
+  Database& db_;
+};
+
+// --------------------------------------------------------------------------------------- store
+
+class SqliteStoreImpl final : public SqliteStore {
+ public:
+  SqliteStoreImpl(std::unique_ptr<Connection> conn, const Clock& clock, int64_t schema_version)
+      : db_(std::move(conn), clock),
+        characters_(db_),
+        accounts_(db_),
+        mail_(db_),
+        schema_version_(schema_version) {}
+
+  CharacterStore& characters() override { return characters_; }
+  AccountStore& accounts() override { return accounts_; }
+  MailStore& mail() override { return mail_; }
+  int64_t schema_version() const override { return schema_version_; }
+
+ private:
+  Database db_;
+  SqliteCharacterStore characters_;
+  SqliteAccountStore accounts_;
+  SqliteMailStore mail_;
+  const int64_t schema_version_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteStoreOptions& options,
+                                                       const Clock& clock) {
+  if (options.path.empty()) return Status::InvalidArgument("the SQLite path is empty");
+  if (options.busy_timeout_ms < 0) return Status::InvalidArgument("busy_timeout_ms is negative");
+  auto conn = Connection::Open(options.path, options.busy_timeout_ms, options.synchronous_full);
+  if (!conn.ok()) return conn.status();
+  const int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock.WallNow().time_since_epoch())
+          .count();
+  auto version = sqlite::ApplyMigrations(**conn, sqlite::EmbeddedMigrations(), now_ms);
+  if (!version.ok()) {
+    return Status(version.status().code(), options.path + ": " + version.status().message());
+  }
+  return std::unique_ptr<SqliteStore>(
+      new SqliteStoreImpl(std::move(conn).value(), clock, *version));
+}
+
+int64_t SqliteSchemaVersionKnown() {
+  return static_cast<int64_t>(sqlite::EmbeddedMigrations().size());
+}
+
+}  // namespace telos::store
+
+#undef TELOS_SQL_QUERY

@@ -1,0 +1,171 @@
+// The JSON frames spoken over the WebSocket at /ws. Pure: no DOM, no socket.
+//
+// parseFrame() turns one incoming WebSocket message into a normalised frame object, or null when
+// the message is malformed, of an unknown type, or a GMCP package this client does not use. It
+// never throws: a bad frame from the server must not break the page.
+//
+// The build*() functions return the JSON text of outgoing frames.
+
+/** A message larger than this is ignored rather than parsed. */
+export const kFrameLengthMax = 1 << 20;
+
+/** NAWS sizes are 16-bit on the telnet side; keep ours in that range. */
+export const kNawsMax = 0xffff;
+
+export const CLIENT_NAME = 'TelosWeb';
+export const CLIENT_VERSION = '1';
+
+function isObject(v) {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function has(obj, key) {
+  return Object.prototype.hasOwnProperty.call(obj, key);
+}
+
+function finiteNumber(v) {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+}
+
+function optionalString(v) {
+  return typeof v === 'string' ? v : undefined;
+}
+
+// Copies the listed fields that pass `check` into a fresh object; the rest are left out.
+function pick(data, fields, check) {
+  const out = {};
+  for (const f of fields) {
+    if (!has(data, f)) continue;
+    const v = check(data[f]);
+    if (v !== undefined) out[f] = v;
+  }
+  return out;
+}
+
+const VITALS_FIELDS = ['hp', 'max_hp', 'mana', 'max_mana', 'moves', 'max_moves'];
+
+// GMCP package names are case-insensitive; these are the canonical spellings we emit.
+const GMCP_PARSERS = {
+  'char.vitals': [
+    'Char.Vitals',
+    (data) => {
+      if (!isObject(data)) return null;
+      const out = pick(data, VITALS_FIELDS, finiteNumber);
+      return Object.keys(out).length > 0 ? out : null;
+    },
+  ],
+  'char.status': [
+    'Char.Status',
+    (data) => {
+      if (!isObject(data)) return null;
+      const out = {
+        ...pick(data, ['name'], optionalString),
+        ...pick(data, ['level', 'exp', 'gold'], finiteNumber),
+      };
+      return Object.keys(out).length > 0 ? out : null;
+    },
+  ],
+  'room.info': [
+    'Room.Info',
+    (data) => {
+      if (!isObject(data)) return null;
+      const idOrName = (v) => (typeof v === 'string' ? v : finiteNumber(v));
+      const out = {
+        ...pick(data, ['zone', 'room'], idOrName),
+        ...pick(data, ['name'], optionalString),
+        exits: [],
+      };
+      if (has(data, 'exits')) {
+        if (!Array.isArray(data.exits)) return null;
+        // Drop non-strings, empties and duplicates; keep the server's order.
+        const seen = new Set();
+        for (const e of data.exits) {
+          if (typeof e !== 'string' || e.trim() === '' || seen.has(e)) continue;
+          seen.add(e);
+          out.exits.push(e);
+        }
+      }
+      return out;
+    },
+  ],
+  'comm.channel': [
+    'Comm.Channel',
+    (data) => {
+      if (!isObject(data)) return null;
+      if (typeof data.text !== 'string') return null;
+      return {
+        channel: typeof data.channel === 'string' ? data.channel : '',
+        talker: typeof data.talker === 'string' ? data.talker : '',
+        text: data.text,
+      };
+    },
+  ],
+};
+
+/**
+ * Parses one incoming message. Returns one of
+ *   {type: 'text', text}
+ *   {type: 'gmcp', package: 'Char.Vitals' | 'Char.Status' | 'Room.Info' | 'Comm.Channel', data}
+ *   {type: 'echo', on}
+ *   {type: 'close', reason}
+ * or null for anything else.
+ */
+export function parseFrame(raw) {
+  if (typeof raw !== 'string' || raw.length === 0 || raw.length > kFrameLengthMax) return null;
+  let msg;
+  try {
+    msg = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  return validateFrame(msg);
+}
+
+/** Like parseFrame, for a value that is already decoded JSON. */
+export function validateFrame(msg) {
+  if (!isObject(msg) || typeof msg.type !== 'string') return null;
+  switch (msg.type) {
+    case 'text':
+      return typeof msg.text === 'string' ? { type: 'text', text: msg.text } : null;
+    case 'echo':
+      return typeof msg.on === 'boolean' ? { type: 'echo', on: msg.on } : null;
+    case 'close':
+      if (has(msg, 'reason') && typeof msg.reason !== 'string') return null;
+      return { type: 'close', reason: msg.reason ?? '' };
+    case 'gmcp': {
+      if (typeof msg.package !== 'string') return null;
+      const entry = GMCP_PARSERS[msg.package.toLowerCase()];
+      if (!entry) return null;
+      const [name, parse] = entry;
+      const data = parse(msg.data);
+      return data === null ? null : { type: 'gmcp', package: name, data };
+    }
+    default:
+      return null;
+  }
+}
+
+/** One line of player input. Line breaks would smuggle a second command; they become spaces. */
+export function buildInput(text) {
+  const line = String(text).replace(/\r\n|[\r\n]/g, ' ');
+  return JSON.stringify({ type: 'input', text: line });
+}
+
+export function buildGmcp(pkg, data) {
+  const payload = data === undefined ? null : data;
+  return JSON.stringify({ type: 'gmcp', package: String(pkg), data: payload });
+}
+
+export function buildHello() {
+  return buildGmcp('Core.Hello', { client: CLIENT_NAME, version: CLIENT_VERSION });
+}
+
+function clampSize(n) {
+  const v = Math.floor(Number(n));
+  if (!Number.isFinite(v) || v < 1) return 1;
+  return Math.min(v, kNawsMax);
+}
+
+export function buildNaws(width, height) {
+  return JSON.stringify({ type: 'naws', width: clampSize(width), height: clampSize(height) });
+}
