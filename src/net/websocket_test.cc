@@ -124,7 +124,11 @@ TEST_F(WebSocketTest, OversizedFrameClosesWithAReason) {
   beast::flat_buffer buf;
   beast::error_code ec;
   ws->read(buf, ec);
-  EXPECT_EQ(ec, websocket::error::closed);
+  // The close frame with code 1009 arrives first; our reply to it may then meet a socket the
+  // server has already closed, so the read ends either as a clean close or a broken pipe.
+  EXPECT_TRUE(ec == websocket::error::closed || ec == asio::error::broken_pipe ||
+              ec == asio::error::connection_reset)
+      << ec.message();
   EXPECT_EQ(ws->reason().code, websocket::close_code::too_big);
   // Others are unaffected.
   auto other = Connect();

@@ -43,6 +43,16 @@ function pick(data, fields, check) {
 }
 
 const VITALS_FIELDS = ['hp', 'max_hp', 'mana', 'max_mana', 'moves', 'max_moves'];
+// The server spells the maxima the GMCP way ("maxhp"); both spellings are accepted.
+const VITALS_ALIASES = { maxhp: 'max_hp', maxmana: 'max_mana', maxmoves: 'max_moves' };
+
+function normaliseVitals(data) {
+  const out = { ...data };
+  for (const [alias, name] of Object.entries(VITALS_ALIASES)) {
+    if (out[name] === undefined && out[alias] !== undefined) out[name] = out[alias];
+  }
+  return out;
+}
 
 // GMCP package names are case-insensitive; these are the canonical spellings we emit.
 const GMCP_PARSERS = {
@@ -50,7 +60,7 @@ const GMCP_PARSERS = {
     'Char.Vitals',
     (data) => {
       if (!isObject(data)) return null;
-      const out = pick(data, VITALS_FIELDS, finiteNumber);
+      const out = pick(normaliseVitals(data), VITALS_FIELDS, finiteNumber);
       return Object.keys(out).length > 0 ? out : null;
     },
   ],
@@ -70,16 +80,21 @@ const GMCP_PARSERS = {
     (data) => {
       if (!isObject(data)) return null;
       const idOrName = (v) => (typeof v === 'string' ? v : finiteNumber(v));
+      // The server names the room "id"; "room" is accepted too.
+      const source = has(data, 'room') || !has(data, 'id') ? data : { ...data, room: data.id };
       const out = {
-        ...pick(data, ['zone', 'room'], idOrName),
+        ...pick(source, ['zone', 'room'], idOrName),
         ...pick(data, ['name'], optionalString),
         exits: [],
       };
       if (has(data, 'exits')) {
-        if (!Array.isArray(data.exits)) return null;
+        // A list of directions, or (as the server sends) an object keyed by direction.
+        let exits = data.exits;
+        if (isObject(exits)) exits = Object.keys(exits);
+        if (!Array.isArray(exits)) return null;
         // Drop non-strings, empties and duplicates; keep the server's order.
         const seen = new Set();
-        for (const e of data.exits) {
+        for (const e of exits) {
           if (typeof e !== 'string' || e.trim() === '' || seen.has(e)) continue;
           seen.add(e);
           out.exits.push(e);

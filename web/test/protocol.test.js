@@ -75,6 +75,26 @@ describe('parseFrame: good frames', () => {
     });
   });
 
+  it('the server\'s own shapes: GMCP-style maxima, room "id" and exits keyed by direction', () => {
+    const vitals = parseFrame(
+      j({ type: 'gmcp', package: 'Char.Vitals', data: { hp: 9, maxhp: 30, mana: 2, maxmana: 20 } }),
+    );
+    assert.deepEqual(vitals.data, { hp: 9, max_hp: 30, mana: 2, max_mana: 20 });
+    const room = parseFrame(
+      j({
+        type: 'gmcp',
+        package: 'Room.Info',
+        data: { zone: 'lobby', id: 'atrium', name: 'The Atrium', exits: { north: 'lobby:hall', up: 'lobby:gallery' } },
+      }),
+    );
+    assert.deepEqual(room.data, {
+      zone: 'lobby',
+      room: 'atrium',
+      name: 'The Atrium',
+      exits: ['north', 'up'],
+    });
+  });
+
   it('Room.Info without exits has an empty list', () => {
     const f = parseFrame(j({ type: 'gmcp', package: 'Room.Info', data: { name: 'Void' } }));
     assert.deepEqual(f.data, { name: 'Void', exits: [] });

@@ -25,6 +25,7 @@ inline constexpr size_t kGmcpPackageBytesMax = 64;
 inline constexpr size_t kPlayersPerZoneMax = 5'000;
 inline constexpr size_t kZoneInboxDepthMax = 16'384;
 inline constexpr int64_t kZoneHeartbeatMs = 250;
+inline constexpr int64_t kCharacterSaveIntervalMs = 60'000;  // periodic save while playing
 
 // --- Outbound buffering per session before a slow client is shed
 inline constexpr size_t kSessionPendingWriteBytesMax = 256 * 1024;
@@ -37,6 +38,17 @@ inline constexpr size_t kTelnetConnectionsPerAddressMax = 32;
 inline constexpr double kInputLinesPerSecond = 10.0;  // sustained, per session
 inline constexpr double kInputLinesBurst = 30.0;      // typed ahead or pasted at once
 inline constexpr size_t kWebSocketFrameBytesMax = 16 * 1024;
+inline constexpr size_t kWebFileBytesMax = 4 * 1024 * 1024;  // one static file of the web client
+
+// --- Logins
+inline constexpr size_t kThrottledAddressesMax = 100'000;
+inline constexpr size_t kLoginFailuresPerAddressMax = 10;  // within the window below
+inline constexpr int64_t kLoginFailureWindowMs = 5 * 60 * 1000;
+inline constexpr int64_t kLoginFailuresBeforeAccountLock = 5;
+inline constexpr int64_t kAccountLockBaseMs = 60 * 1000;  // doubles per further failure
+inline constexpr int64_t kAccountLockMaxMs = 15 * 60 * 1000;
+inline constexpr int64_t kLoginTimeoutMs = 3 * 60 * 1000;  // to finish logging in
+inline constexpr int64_t kLinkDeadMs = 3 * 60 * 1000;      // a dropped player stays in the world
 
 // --- Listening sockets
 inline constexpr int kListenBacklog = 1'024;

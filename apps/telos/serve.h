@@ -1,0 +1,39 @@
+// `telos serve`: the whole game in one process on the embedded backends — telnet, the web
+// client and HTTP API, accounts and the world, with SQLite under TELOS_DATA_DIR.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "telos/base/config.h"
+#include "telos/base/status.h"
+
+namespace telos::app {
+
+struct ServeSettings {
+  std::string bind_address = "0.0.0.0";
+  uint16_t telnet_port = 4000;
+  uint16_t http_port = 8080;
+  std::string data_dir = "telos-data";
+  std::string content_dir = "content";
+  std::string web_dir = "web";
+  int64_t io_threads = 2;
+  int64_t blocking_threads = 4;
+  int64_t link_dead_ms = 0;             // 0: the default from limits.h
+  int64_t login_timeout_ms = 0;         // 0: the default from limits.h
+  int64_t save_interval_ms = 0;         // 0: the default from limits.h
+  int64_t idle_timeout_ms = 0;          // 0: the default from limits.h
+  int64_t connections_per_address = 0;  // 0: the default from limits.h
+  double input_lines_per_second = 0;    // 0: the default from limits.h
+  int64_t password_memory_kib = 19 * 1024;
+  int64_t password_passes = 2;
+  int64_t seed = 0;  // 0: from the system's entropy
+};
+
+// Reads every TELOS_* setting `serve` uses; InvalidArgument names the bad variable.
+Result<ServeSettings> ReadServeSettings(const Config& config);
+
+// Runs until SIGINT/SIGTERM, then saves everyone and returns the process exit code.
+int RunServe(const ServeSettings& settings, const Config& config);
+
+}  // namespace telos::app

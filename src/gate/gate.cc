@@ -1,0 +1,701 @@
+#include "telos/gate/gate.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <set>
+
+#include "telos/account/names.h"
+#include "telos/net/text.h"
+#include "telos/world/character_state.h"
+
+namespace telos::gate {
+namespace {
+
+namespace asio = boost::asio;
+
+constexpr std::string_view kPrompt = "> ";
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string Trim(std::string_view s) {
+  const auto b = s.find_first_not_of(' ');
+  if (b == std::string_view::npos) return {};
+  const auto e = s.find_last_not_of(' ');
+  return std::string(s.substr(b, e - b + 1));
+}
+
+}  // namespace
+
+class SessionCore;
+
+struct Gate::Shared {
+  Shared(GateOptions opts, asio::io_context& io_in, BlockingRunner blocking_in,
+         account::AccountService& accounts_in, WorldLink& link_in, CharacterRegistrar& registrar_in,
+         const Clock& clock_in, Logger& log_in, Metrics& metrics)
+      : options(std::move(opts)),
+        io(io_in),
+        blocking(std::move(blocking_in)),
+        accounts(accounts_in),
+        link(link_in),
+        registrar(registrar_in),
+        clock(clock_in),
+        log(log_in),
+        sessions_gauge(metrics.Gauge("gate_sessions", "Connected sessions, any state")),
+        playing_gauge(metrics.Gauge("gate_players", "Sessions playing a character")),
+        link_dead_gauge(
+            metrics.Gauge("gate_link_dead", "Characters in the world without a connection")),
+        commands_total(metrics.Counter("commands_total", "Lines relayed to the world")),
+        errors_total(metrics.Counter("gate_errors_total", "Session steps that failed")) {}
+
+  void UpdateGauges();  // REQUIRES: mu held
+
+  const GateOptions options;
+  asio::io_context& io;
+  const BlockingRunner blocking;
+  account::AccountService& accounts;
+  WorldLink& link;
+  CharacterRegistrar& registrar;
+  const Clock& clock;
+  Logger& log;
+  prometheus::Gauge& sessions_gauge;
+  prometheus::Gauge& playing_gauge;
+  prometheus::Gauge& link_dead_gauge;
+  prometheus::Counter& commands_total;
+  prometheus::Counter& errors_total;
+
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<PlayerBinding>> bindings;  // guarded by mu; by name key
+  std::set<SessionCore*> sessions;                                 // guarded by mu
+  bool shutting_down = false;                                      // guarded by mu
+};
+
+// A character in the world and the session (if any) showing it. Output for a link-dead
+// character is dropped: the player sees the room afresh when they come back.
+class PlayerBinding final : public world::PlayerSink {
+ public:
+  PlayerBinding(std::string name_key, std::string display_name, int64_t account_id,
+                asio::io_context& io)
+      : name_key_(std::move(name_key)),
+        display_name_(std::move(display_name)),
+        account_id_(account_id),
+        link_dead_timer_(io) {}
+
+  void Deliver(world::PlayerOutput output) override;
+
+  // Binds `session`; returns the session it displaced, if any.
+  std::shared_ptr<SessionCore> Attach(std::shared_ptr<SessionCore> session) {
+    std::lock_guard lock(mu_);
+    link_dead_timer_.cancel();
+    auto previous = std::move(session_);
+    session_ = std::move(session);
+    return previous;
+  }
+  // Unbinds `session` if it is the bound one; true if the character is now link-dead.
+  bool Detach(const SessionCore* session) {
+    std::lock_guard lock(mu_);
+    if (session_.get() != session) return false;
+    session_.reset();
+    return true;
+  }
+  bool attached() const {
+    std::lock_guard lock(mu_);
+    return session_ != nullptr;
+  }
+
+  const std::string& name_key() const { return name_key_; }
+  const std::string& display_name() const { return display_name_; }
+  int64_t account_id() const { return account_id_; }
+  asio::steady_timer& link_dead_timer() { return link_dead_timer_; }
+
+ private:
+  const std::string name_key_;
+  const std::string display_name_;
+  const int64_t account_id_;
+  mutable std::mutex mu_;
+  std::shared_ptr<SessionCore> session_;  // guarded by mu_
+  asio::steady_timer link_dead_timer_;    // guarded by mu_ (and Gate::Shared::mu for arming)
+};
+
+// One connection's login-and-play conversation.
+class SessionCore final : public std::enable_shared_from_this<SessionCore> {
+ public:
+  SessionCore(std::shared_ptr<Gate::Shared> gate, std::shared_ptr<net::Terminal> terminal)
+      : gate_(std::move(gate)),
+        terminal_(std::move(terminal)),
+        address_(terminal_->Info().remote_address),
+        login_timer_(gate_->io) {}
+
+  void Start();
+  void OnLine(std::string line, bool truncated);
+  void OnClosed();
+  // The bound character's output (called by PlayerBinding from a zone executor).
+  void Show(world::PlayerOutput output);
+  // The character quit: the world has saved it and let it go.
+  void CharacterQuit();
+  // Another connection took this character over.
+  void Displaced();
+  void Tell(const std::string& message) { terminal_->SendText(message + "\n"); }
+
+ private:
+  enum class Step {
+    kAccountName,
+    kPassword,
+    kNewAccountName,
+    kNewPassword,
+    kConfirmPassword,
+    kMenu,
+    kPlaying,
+    kClosed,
+  };
+
+  // Runs `work` on the blocking pool, then `then(result)` back under the session lock unless
+  // the session closed meanwhile. Input that arrives in between is answered with a wait notice.
+  template <typename Work, typename Then>
+  void RunBlocking(Work work, Then then);
+
+  void Prompt(std::string_view question);            // REQUIRES: mu_ held
+  void AskAccountName();                             // REQUIRES: mu_ held
+  void ShowMenu();                                   // REQUIRES: mu_ held
+  void HandleLocked(std::string line);               // REQUIRES: mu_ held
+  void OnMenuChoice(const std::string& line);        // REQUIRES: mu_ held
+  void Play(const std::string& name);                // REQUIRES: mu_ held
+  void CreateCharacter(const std::string& name);     // REQUIRES: mu_ held
+  void EnterWorld(store::CharacterRecord record);    // REQUIRES: mu_ held
+  bool ResumeIfOnline(const std::string& name_key);  // REQUIRES: mu_ held
+  void Fail(const Status& status);                   // REQUIRES: mu_ held
+
+  std::shared_ptr<Gate::Shared> gate_;
+  std::shared_ptr<net::Terminal> terminal_;
+  const std::string address_;
+  asio::steady_timer login_timer_;
+
+  std::mutex mu_;
+  Step step_ = Step::kAccountName;                     // guarded by mu_
+  bool busy_ = false;                                  // guarded by mu_
+  std::string account_name_;                           // guarded by mu_
+  std::string new_password_;                           // guarded by mu_
+  int64_t account_id_ = 0;                             // guarded by mu_
+  std::vector<account::CharacterSummary> characters_;  // guarded by mu_
+  int failed_passwords_ = 0;                           // guarded by mu_
+  std::shared_ptr<PlayerBinding> binding_;             // guarded by mu_; set while playing
+};
+
+void Gate::Shared::UpdateGauges() {
+  size_t playing = 0;
+  size_t link_dead = 0;
+  for (const auto& [key, binding] : bindings) {
+    if (binding->attached()) {
+      ++playing;
+    } else {
+      ++link_dead;
+    }
+  }
+  sessions_gauge.Set(static_cast<double>(sessions.size()));
+  playing_gauge.Set(static_cast<double>(playing));
+  link_dead_gauge.Set(static_cast<double>(link_dead));
+}
+
+void PlayerBinding::Deliver(world::PlayerOutput output) {
+  std::shared_ptr<SessionCore> session;
+  {
+    std::lock_guard lock(mu_);
+    session = session_;
+  }
+  if (!session) return;  // link-dead
+  const bool quit = output.disconnect;
+  session->Show(std::move(output));
+  if (quit) session->CharacterQuit();
+}
+
+template <typename Work, typename Then>
+void SessionCore::RunBlocking(Work work, Then then) {
+  busy_ = true;
+  gate_->blocking(
+      [self = shared_from_this(), work = std::move(work), then = std::move(then)]() mutable {
+        auto result = work();
+        std::lock_guard lock(self->mu_);
+        self->busy_ = false;
+        if (self->step_ == Step::kClosed) return;
+        then(std::move(result));
+      });
+}
+
+void SessionCore::Start() {
+  {
+    std::lock_guard lock(gate_->mu);
+    gate_->sessions.insert(this);
+    gate_->UpdateGauges();
+  }
+  std::lock_guard lock(mu_);
+  const size_t online = gate_->link.online_count();
+  terminal_->SendText(net::RenderColour("\n{C}" + gate_->options.world_name + "{x}\n", true));
+  terminal_->SendText("A world of lanterns, barrows and brass. " + std::to_string(online) +
+                      (online == 1 ? " soul is" : " souls are") + " abroad.\n\n");
+  AskAccountName();
+  login_timer_.expires_after(std::chrono::milliseconds(gate_->options.login_timeout_ms));
+  login_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+    auto self = weak.lock();
+    if (ec || !self) return;
+    std::lock_guard lock(self->mu_);
+    if (self->step_ != Step::kPlaying && self->step_ != Step::kClosed) {
+      self->terminal_->Close("You took too long to log in. Goodbye.");
+    }
+  });
+}
+
+void SessionCore::Prompt(std::string_view question) {
+  terminal_->SendText(std::string(question) + "\n");
+  terminal_->SendPrompt(std::string(kPrompt));
+}
+
+void SessionCore::AskAccountName() {
+  step_ = Step::kAccountName;
+  Prompt("Enter your account name, or \"new\" to make one:");
+}
+
+void SessionCore::Fail(const Status& status) {
+  gate_->errors_total.Increment();
+  if (status.code() == StatusCode::kUnavailable || status.code() == StatusCode::kInternal) {
+    gate_->log.Error("session step failed", {{"error", status.ToString()}});
+    terminal_->SendText("Something went wrong on our side; please try again in a moment.\n");
+  } else {
+    terminal_->SendText(status.message() + "\n");
+  }
+}
+
+void SessionCore::OnLine(std::string line, bool truncated) {
+  std::lock_guard lock(mu_);
+  if (step_ == Step::kClosed) return;
+  if (truncated) {
+    terminal_->SendText("That line was too long; only its beginning was kept.\n");
+  }
+  if (busy_) {
+    terminal_->SendText("One moment, please.\n");
+    return;
+  }
+  HandleLocked(std::move(line));
+}
+
+void SessionCore::HandleLocked(std::string line) {
+  switch (step_) {
+    case Step::kAccountName: {
+      const std::string name = Trim(line);
+      if (name.empty()) return Prompt("Your account name?");
+      if (Lower(name) == "new") {
+        step_ = Step::kNewAccountName;
+        return Prompt("Choose an account name (3 to 20 letters, digits or _):");
+      }
+      if (Lower(name) == "quit") return terminal_->Close("Farewell.");
+      account_name_ = name;
+      RunBlocking([g = gate_, name] { return g->accounts.AccountExists(name); },
+                  [this](Result<bool> exists) {
+                    if (!exists.ok()) {
+                      Fail(exists.status());
+                      return AskAccountName();
+                    }
+                    if (!*exists) {
+                      terminal_->SendText(
+                          "There is no account by that name. Type \"new\" to "
+                          "make one.\n");
+                      return AskAccountName();
+                    }
+                    step_ = Step::kPassword;
+                    terminal_->SetEcho(false);
+                    Prompt("Password:");
+                  });
+      return;
+    }
+    case Step::kPassword: {
+      terminal_->SetEcho(true);
+      terminal_->SendText("\n");
+      RunBlocking(
+          [g = gate_, name = account_name_, password = std::move(line), address = address_] {
+            return g->accounts.Authenticate(name, password, address);
+          },
+          [this](Result<store::AccountRecord> account) {
+            if (!account.ok()) {
+              Fail(account.status());
+              if (++failed_passwords_ >= gate_->options.login_attempts_per_connection) {
+                return terminal_->Close("Too many attempts. Goodbye.");
+              }
+              return AskAccountName();
+            }
+            account_id_ = account->id;
+            account_name_ = account->name;
+            gate_->log.Info("login", {{"account", account_name_}, {"address", address_}});
+            ShowMenu();
+          });
+      return;
+    }
+    case Step::kNewAccountName: {
+      const std::string name = Trim(line);
+      if (Status s = account::ValidateAccountName(name); !s.ok()) {
+        terminal_->SendText(s.message() + "\n");
+        return Prompt("Choose an account name:");
+      }
+      account_name_ = name;
+      step_ = Step::kNewPassword;
+      terminal_->SetEcho(false);
+      return Prompt("Choose a password (at least 8 characters):");
+    }
+    case Step::kNewPassword: {
+      terminal_->SendText("\n");
+      if (Status s = account::ValidateNewPassword(line, account_name_); !s.ok()) {
+        terminal_->SendText(s.message() + "\n");
+        return Prompt("Choose a password:");
+      }
+      new_password_ = std::move(line);
+      step_ = Step::kConfirmPassword;
+      return Prompt("Repeat the password:");
+    }
+    case Step::kConfirmPassword: {
+      terminal_->SetEcho(true);
+      terminal_->SendText("\n");
+      if (line != new_password_) {
+        new_password_.clear();
+        terminal_->SendText("The passwords differ; let us start again.\n");
+        return AskAccountName();
+      }
+      RunBlocking(
+          [g = gate_, name = account_name_, password = std::move(new_password_)] {
+            return g->accounts.CreateAccount(name, password);
+          },
+          [this](Result<store::AccountRecord> account) {
+            new_password_.clear();
+            if (!account.ok()) {
+              Fail(account.status());
+              return AskAccountName();
+            }
+            account_id_ = account->id;
+            account_name_ = account->name;
+            terminal_->SendText("Your account \"" + account_name_ + "\" is ready.\n");
+            ShowMenu();
+          });
+      return;
+    }
+    case Step::kMenu: return OnMenuChoice(Trim(line));
+    case Step::kPlaying:
+      if (binding_) {
+        gate_->commands_total.Increment();
+        const Status s = gate_->link.Input(binding_->name_key(), std::move(line));
+        if (!s.ok() && s.code() != StatusCode::kResourceExhausted) Fail(s);
+        if (s.code() == StatusCode::kResourceExhausted) {
+          terminal_->SendText("The world is busy; that command was dropped.\n");
+        }
+      }
+      return;
+    case Step::kClosed: return;
+  }
+}
+
+void SessionCore::ShowMenu() {
+  step_ = Step::kMenu;
+  RunBlocking([g = gate_, id = account_id_] { return g->accounts.Characters(id); },
+              [this](Result<std::vector<account::CharacterSummary>> list) {
+                if (!list.ok()) {
+                  Fail(list.status());
+                  characters_.clear();
+                } else {
+                  characters_ = std::move(*list);
+                }
+                std::string text = "\n";
+                if (characters_.empty()) {
+                  text += "You have no characters yet.\n";
+                } else {
+                  text += "Your characters:\n";
+                  for (size_t i = 0; i < characters_.size(); ++i) {
+                    text += "  " + std::to_string(i + 1) + ". " + characters_[i].name + " (" +
+                            characters_[i].zone_id + ")\n";
+                  }
+                }
+                text +=
+                    "Type a number or a name to play, \"new <name>\" to create a character, or "
+                    "\"quit\".";
+                Prompt(text);
+              });
+}
+
+void SessionCore::OnMenuChoice(const std::string& line) {
+  const std::string lower = Lower(line);
+  if (lower.empty()) return ShowMenu();
+  if (lower == "quit") return terminal_->Close("Farewell.");
+  if (lower.rfind("new", 0) == 0) {
+    const std::string name = Trim(line.substr(3));
+    if (name.empty()) return Prompt("Name your new character: new <name>");
+    return CreateCharacter(name);
+  }
+  std::string name = line;
+  char* end = nullptr;
+  const long index = std::strtol(line.c_str(), &end, 10);
+  if (end != nullptr && *end == '\0') {
+    if (index < 1 || static_cast<size_t>(index) > characters_.size()) {
+      return Prompt("There is no character with that number.");
+    }
+    name = characters_[static_cast<size_t>(index - 1)].name;
+  }
+  Play(name);
+}
+
+bool SessionCore::ResumeIfOnline(const std::string& name_key) {
+  std::shared_ptr<PlayerBinding> binding;
+  {
+    std::lock_guard lock(gate_->mu);
+    auto it = gate_->bindings.find(name_key);
+    if (it == gate_->bindings.end()) return false;
+    binding = it->second;
+  }
+  if (binding->account_id() != account_id_) {
+    terminal_->SendText("That character belongs to another account.\n");
+    ShowMenu();
+    return true;
+  }
+  auto previous = binding->Attach(shared_from_this());
+  if (previous && previous.get() != this) {
+    // Told from the io thread: that session may be waiting for our lock right now.
+    asio::post(gate_->io, [previous] { previous->Displaced(); });
+  }
+  binding_ = binding;
+  step_ = Step::kPlaying;
+  login_timer_.cancel();
+  {
+    std::lock_guard lock(gate_->mu);
+    gate_->UpdateGauges();
+  }
+  terminal_->SendText("You take hold of " + binding->display_name() + " again.\n");
+  gate_->log.Info("character resumed", {{"character", binding->display_name()}});
+  (void)gate_->link.Input(name_key, "look");
+  return true;
+}
+
+void SessionCore::Play(const std::string& name) {
+  const std::string key = world::NameKey(name);
+  if (ResumeIfOnline(key)) return;
+  RunBlocking(
+      [g = gate_, id = account_id_, name, key] {
+        g->registrar.AwaitSaved(key);  // a save still queued from the last visit lands first
+        return g->accounts.ClaimCharacter(id, name, 0);
+      },
+      [this](Result<store::CharacterRecord> record) {
+        if (!record.ok()) {
+          if (record.status().code() == StatusCode::kNotFound) {
+            terminal_->SendText("You have no character by that name.\n");
+          } else {
+            Fail(record.status());
+          }
+          return ShowMenu();
+        }
+        EnterWorld(std::move(*record));
+      });
+}
+
+void SessionCore::CreateCharacter(const std::string& name) {
+  if (Status s = account::ValidateCharacterName(name); !s.ok()) {
+    terminal_->SendText(s.message() + "\n");
+    return Prompt("Type \"new <name>\" to try another name.");
+  }
+  const std::string display = account::DisplayCharacterName(name);
+  const world::Ref start = gate_->options.start_room;
+  RunBlocking(
+      [g = gate_, id = account_id_, display, start]() -> Result<store::CharacterRecord> {
+        const world::CharacterState fresh = world::NewCharacter(display, start);
+        auto created = g->accounts.CreateCharacter(id, display, world::EncodeCharacter(fresh),
+                                                   start.zone, start.id);
+        if (!created.ok()) return created.status();
+        return g->accounts.ClaimCharacter(id, display, 0);
+      },
+      [this](Result<store::CharacterRecord> record) {
+        if (!record.ok()) {
+          if (record.status().code() == StatusCode::kAlreadyExists) {
+            terminal_->SendText("That name is taken; please choose another.\n");
+          } else {
+            Fail(record.status());
+          }
+          return Prompt("Type \"new <name>\" to try another name.");
+        }
+        terminal_->SendText("\n" + record->name + " opens their eyes for the first time.\n");
+        EnterWorld(std::move(*record));
+      });
+}
+
+void SessionCore::EnterWorld(store::CharacterRecord record) {
+  auto state = world::DecodeCharacter(record.state_json);
+  if (!state.ok()) {
+    gate_->log.Error("character state unreadable",
+                     {{"character", record.name}, {"error", state.status().ToString()}});
+    Fail(Status::Internal("unreadable character"));
+    return ShowMenu();
+  }
+  const std::string key = world::NameKey(record.name);
+  auto binding = std::make_shared<PlayerBinding>(key, record.name, record.account_id, gate_->io);
+  {
+    std::lock_guard lock(gate_->mu);
+    if (gate_->shutting_down) {
+      terminal_->Close("The world is closing; please come back soon.");
+      return;
+    }
+    if (gate_->bindings.count(key) != 0) {  // entered from elsewhere meanwhile
+      terminal_->SendText("That character is already in the world.\n");
+      return ShowMenu();
+    }
+    gate_->bindings[key] = binding;
+  }
+  binding->Attach(shared_from_this());
+  gate_->registrar.Register(key, record.name, record.account_id, record.state_version,
+                            record.owner_epoch);
+  const Status entered = gate_->link.Enter(std::move(*state), binding);
+  if (!entered.ok()) {
+    {
+      std::lock_guard lock(gate_->mu);
+      gate_->bindings.erase(key);
+    }
+    gate_->registrar.Unregister(key);
+    Fail(entered);
+    return ShowMenu();
+  }
+  binding_ = binding;
+  step_ = Step::kPlaying;
+  login_timer_.cancel();
+  {
+    std::lock_guard lock(gate_->mu);
+    gate_->UpdateGauges();
+  }
+  gate_->log.Info("character entered",
+                  {{"character", record.name}, {"owner_epoch", record.owner_epoch}});
+}
+
+void SessionCore::Show(world::PlayerOutput output) {
+  std::string text;
+  for (const auto& line : output.lines) {
+    text += line;
+    text += '\n';
+  }
+  if (!text.empty()) terminal_->SendText(std::move(text));
+  for (auto& event : output.events) terminal_->SendData(event.name, event.json);
+  if (!output.disconnect) terminal_->SendPrompt(std::string(kPrompt));
+}
+
+void SessionCore::CharacterQuit() {
+  std::shared_ptr<PlayerBinding> binding;
+  {
+    std::lock_guard lock(mu_);
+    binding = std::move(binding_);
+    step_ = Step::kClosed;
+  }
+  if (binding) {
+    {
+      std::lock_guard lock(gate_->mu);
+      auto it = gate_->bindings.find(binding->name_key());
+      if (it != gate_->bindings.end() && it->second == binding) gate_->bindings.erase(it);
+      gate_->UpdateGauges();
+    }
+    gate_->registrar.Unregister(binding->name_key());
+    binding->Detach(this);
+  }
+  terminal_->Close("Come back soon.");
+}
+
+void SessionCore::Displaced() {
+  std::lock_guard lock(mu_);
+  binding_.reset();
+  step_ = Step::kClosed;
+  terminal_->Close("Your character was taken up by a new connection.");
+}
+
+void SessionCore::OnClosed() {
+  std::shared_ptr<PlayerBinding> binding;
+  {
+    std::lock_guard lock(mu_);
+    step_ = Step::kClosed;
+    binding = std::move(binding_);
+    login_timer_.cancel();
+  }
+  std::lock_guard lock(gate_->mu);
+  gate_->sessions.erase(this);
+  if (binding && binding->Detach(this)) {
+    // The character stays in the world, link-dead, until the timer takes it out.
+    gate_->log.Info("character link-dead", {{"character", binding->display_name()}});
+    auto& timer = binding->link_dead_timer();
+    timer.expires_after(std::chrono::milliseconds(gate_->options.link_dead_ms));
+    timer.async_wait([gate = gate_, binding](boost::system::error_code ec) {
+      if (ec || binding->attached()) return;
+      {
+        std::lock_guard lock(gate->mu);
+        auto it = gate->bindings.find(binding->name_key());
+        if (it == gate->bindings.end() || it->second != binding) return;
+        gate->bindings.erase(it);
+        gate->UpdateGauges();
+      }
+      gate->log.Info("link-dead character removed", {{"character", binding->display_name()}});
+      gate->link.Remove(binding->name_key(),
+                        [gate, key = binding->name_key()] { gate->registrar.Unregister(key); });
+    });
+  }
+  gate_->UpdateGauges();
+}
+
+// The TerminalHandler the transports own; it forwards to the shared session core.
+class GateSession final : public net::TerminalHandler {
+ public:
+  explicit GateSession(std::shared_ptr<SessionCore> core) : core_(std::move(core)) {}
+  // `core` is null for a connection refused during shutdown.
+  void OnLine(std::string line, bool truncated) override {
+    if (core_) core_->OnLine(std::move(line), truncated);
+  }
+  void OnData(std::string, std::string) override {}  // Core.Hello and friends: nothing yet
+  void OnResize(uint16_t, uint16_t) override {}
+  void OnClosed(std::string) override {
+    if (core_) core_->OnClosed();
+  }
+
+ private:
+  std::shared_ptr<SessionCore> core_;
+};
+
+Gate::Gate(GateOptions options, boost::asio::io_context& io, BlockingRunner blocking,
+           account::AccountService& accounts, WorldLink& link, CharacterRegistrar& registrar,
+           const Clock& clock, Logger& log, Metrics& metrics)
+    : shared_(std::make_shared<Shared>(std::move(options), io, std::move(blocking), accounts, link,
+                                       registrar, clock, log, metrics)) {}
+
+Gate::~Gate() = default;
+
+net::TerminalHandlerFactory Gate::TerminalFactory() {
+  return [shared = shared_](
+             std::shared_ptr<net::Terminal> terminal) -> std::unique_ptr<net::TerminalHandler> {
+    {
+      std::lock_guard lock(shared->mu);
+      if (shared->shutting_down) {
+        terminal->Close("The world is closing; please come back soon.");
+        return std::make_unique<GateSession>(nullptr);
+      }
+    }
+    auto core = std::make_shared<SessionCore>(shared, std::move(terminal));
+    core->Start();
+    return std::make_unique<GateSession>(std::move(core));
+  };
+}
+
+void Gate::BeginShutdown(const std::string& message) {
+  std::lock_guard lock(shared_->mu);
+  shared_->shutting_down = true;
+  for (SessionCore* s : shared_->sessions) s->Tell(message);
+}
+
+size_t Gate::sessions() const {
+  std::lock_guard lock(shared_->mu);
+  return shared_->sessions.size();
+}
+
+size_t Gate::link_dead() const {
+  std::lock_guard lock(shared_->mu);
+  size_t n = 0;
+  for (const auto& [key, binding] : shared_->bindings) n += binding->attached() ? 0 : 1;
+  return n;
+}
+
+}  // namespace telos::gate

@@ -1,0 +1,89 @@
+// Gate: the player-facing front door. It turns each Terminal (telnet or WebSocket) into a
+// session that logs in (accounts and characters through AccountService), then plays by
+// relaying lines to the world through a WorldLink and the world's output back to the terminal.
+//
+// A character in play is bound to its connection by a PlayerBinding that outlives the socket:
+// when the connection drops, the character stays in the world link-dead for
+// `link_dead_ms`; logging in again within that time re-attaches the new connection to the
+// same character where it stands. Logging in while the character is attached elsewhere moves it
+// to the new connection and closes the old one.
+//
+// Blocking work (password hashing, stores) runs through `blocking`, a function that runs a task
+// on a blocking pool; timers run on `io`. Session state is guarded per session by a small
+// mutex because its events arrive from the transport strand, the pool and timers.
+//
+// Lifecycle: construct, hand TerminalFactory() to the transports, ... BeginShutdown() tells
+// every player and refuses new logins; the owner then stops the world and the transports.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "telos/account/account_service.h"
+#include "telos/base/blocking.h"
+#include "telos/base/clock.h"
+#include "telos/base/limits.h"
+#include "telos/base/log.h"
+#include "telos/base/metrics.h"
+#include "telos/gate/world_link.h"
+#include "telos/net/terminal.h"
+#include "telos/world/content.h"
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace telos::gate {
+
+// Where a character joins and leaves the persistence layer (serve: StorePersistence).
+class CharacterRegistrar {
+ public:
+  virtual ~CharacterRegistrar() = default;
+  // The character was claimed: saves from now on carry these fences.
+  virtual void Register(const std::string& name_key, const std::string& display_name,
+                        int64_t account_id, int64_t state_version, int64_t owner_epoch) = 0;
+  // The character left the world; its last save has been requested.
+  virtual void Unregister(const std::string& name_key) = 0;
+  // Blocks until any save still queued for the character is written (or a deadline passes),
+  // so that claiming it again reads its latest state. Called on the blocking pool.
+  virtual void AwaitSaved(const std::string& name_key) = 0;
+};
+
+struct GateOptions {
+  std::string world_name = "Telos";
+  world::Ref start_room;  // where new characters begin
+  int64_t login_timeout_ms = limits::kLoginTimeoutMs;
+  int64_t link_dead_ms = limits::kLinkDeadMs;
+  int login_attempts_per_connection = 3;
+};
+
+class PlayerBinding;
+class GateSession;
+
+class Gate {
+ public:
+  Gate(GateOptions options, boost::asio::io_context& io, BlockingRunner blocking,
+       account::AccountService& accounts, WorldLink& link, CharacterRegistrar& registrar,
+       const Clock& clock, Logger& log, Metrics& metrics);
+  ~Gate();
+  Gate(const Gate&) = delete;
+  Gate& operator=(const Gate&) = delete;
+
+  net::TerminalHandlerFactory TerminalFactory();
+
+  // Tells every connected player `message` and refuses logins from now on.
+  void BeginShutdown(const std::string& message);
+
+  size_t sessions() const;
+  size_t link_dead() const;
+
+  struct Shared;
+
+ private:
+  std::shared_ptr<Shared> shared_;
+};
+
+}  // namespace telos::gate

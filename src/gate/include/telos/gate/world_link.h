@@ -1,0 +1,54 @@
+// WorldLink: how the gate reaches the world for one player — the Link of DESIGN.md section 3.
+//
+// The gate never touches a zone: it enters a character, feeds it input and finally removes it
+// through this interface. In `telos serve` it is InProcessWorldLink over the local WorldHost;
+// the fleet adds an implementation over the gRPC Play stream.
+//
+// Thread safety: every method may be called from any thread and never blocks on game logic.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "telos/base/status.h"
+#include "telos/world/character_state.h"
+#include "telos/world/ports.h"
+#include "telos/world/zone.h"
+
+namespace telos::world {
+class WorldHost;
+}
+
+namespace telos::gate {
+
+class WorldLink {
+ public:
+  virtual ~WorldLink() = default;
+  // Puts a character into the world; its output goes to `sink`. AlreadyExists when online.
+  virtual Status Enter(world::CharacterState state, std::shared_ptr<world::PlayerSink> sink) = 0;
+  // One line of input for an online character. NotFound when not online.
+  virtual Status Input(const std::string& name_key, std::string line) = 0;
+  // Takes a character out of the world without a quit command (its connection is gone for
+  // good); it is saved on the way out. `done` runs once it is out (on any thread).
+  virtual void Remove(const std::string& name_key, std::function<void()> done) = 0;
+  // Everyone online, sorted by name.
+  virtual std::vector<world::WhoEntry> Who() const = 0;
+  virtual size_t online_count() const = 0;
+};
+
+class InProcessWorldLink final : public WorldLink {
+ public:
+  explicit InProcessWorldLink(world::WorldHost& host) : host_(host) {}
+  Status Enter(world::CharacterState state, std::shared_ptr<world::PlayerSink> sink) override;
+  Status Input(const std::string& name_key, std::string line) override;
+  void Remove(const std::string& name_key, std::function<void()> done) override;
+  std::vector<world::WhoEntry> Who() const override;
+  size_t online_count() const override;
+
+ private:
+  world::WorldHost& host_;
+};
+
+}  // namespace telos::gate

@@ -1,0 +1,140 @@
+#include "telos/shard/store_ports.h"
+
+#include "telos/world/character_state.h"
+
+namespace telos::shard {
+namespace {
+constexpr std::chrono::milliseconds kAwaitSavedTimeout{5000};
+}  // namespace
+
+StorePersistence::StorePersistence(store::CharacterStore& store, Metrics& metrics, Logger& log,
+                                   store::CharacterSaver::Options options)
+    : log_(log),
+      saver_(
+          store, metrics, log, [this](const store::SaveReport& r) { OnReport(r); }, options) {}
+
+StorePersistence::~StorePersistence() {
+  Stop();
+}
+
+void StorePersistence::Start() {
+  saver_.Start();
+}
+void StorePersistence::Stop() {
+  saver_.Stop();
+}
+
+void StorePersistence::Register(const std::string& name_key, const std::string& display_name,
+                                int64_t account_id, int64_t state_version, int64_t owner_epoch) {
+  std::lock_guard lock(mu_);
+  fences_[name_key] = Fences{display_name, account_id, state_version, owner_epoch};
+}
+
+void StorePersistence::Unregister(const std::string& name_key) {
+  std::lock_guard lock(mu_);
+  fences_.erase(name_key);
+}
+
+void StorePersistence::AwaitSaved(const std::string& name_key) {
+  const Status s = saver_.Flush(name_key, kAwaitSavedTimeout);
+  if (!s.ok())
+    log_.Warn("pending save not written", {{"character", name_key}, {"error", s.ToString()}});
+}
+
+Status StorePersistence::FlushAll(std::chrono::milliseconds timeout) {
+  return saver_.FlushAll(timeout);
+}
+
+void StorePersistence::RequestSave(world::CharacterSnapshot snapshot) {
+  auto state = world::DecodeCharacter(snapshot.state_json);
+  if (!state.ok()) {
+    // A bug in the engine's encoder: keep the last good row rather than store garbage.
+    log_.Error("refusing to save an unreadable character state",
+               {{"character", snapshot.name_key}, {"error", state.status().ToString()}});
+    return;
+  }
+  store::CharacterSnapshot out;
+  {
+    std::lock_guard lock(mu_);
+    auto it = fences_.find(snapshot.name_key);
+    if (it == fences_.end()) {
+      log_.Warn("save for a character not claimed here was dropped",
+                {{"character", snapshot.name_key}});
+      return;
+    }
+    out.record.name = it->second.display_name;
+    out.record.account_id = it->second.account_id;
+    out.expected_state_version = it->second.state_version;
+    out.writer_owner_epoch = it->second.owner_epoch;
+  }
+  out.record.zone_id = state->room.zone;
+  out.record.room_id = state->room.id;
+  out.record.state_json = std::move(snapshot.state_json);
+  if (Status s = saver_.Submit(std::move(out)); !s.ok()) {
+    log_.Error("save not queued", {{"character", snapshot.name_key}, {"error", s.ToString()}});
+  }
+}
+
+void StorePersistence::OnReport(const store::SaveReport& report) {
+  if (report.status.ok()) {
+    std::lock_guard lock(mu_);
+    auto it = fences_.find(world::NameKey(report.name));
+    if (it != fences_.end() && it->second.owner_epoch == report.writer_owner_epoch &&
+        report.new_state_version > it->second.state_version) {
+      it->second.state_version = report.new_state_version;
+    }
+    return;
+  }
+  if (store::IsFenced(report.status)) {
+    log_.Warn("save fenced: another owner holds this character",
+              {{"character", report.name}, {"error", report.status.ToString()}});
+  } else {
+    log_.Error("character save failed",
+               {{"character", report.name}, {"error", report.status.ToString()}});
+  }
+}
+
+StoreMail::StoreMail(store::MailStore& mail, BlockingRunner blocking)
+    : mail_(mail), blocking_(std::move(blocking)) {}
+
+void StoreMail::Send(std::string from, std::string to, std::string subject, std::string body,
+                     std::function<void(Status)> done) {
+  blocking_([this, from = std::move(from), to = std::move(to), subject = std::move(subject),
+             body = std::move(body), done = std::move(done)] {
+    auto id = mail_.Send(from, to, subject, body);
+    done(id.ok() ? Status::Ok() : id.status());
+  });
+}
+
+void StoreMail::List(std::string owner,
+                     std::function<void(Result<std::vector<world::MailHeader>>)> done) {
+  blocking_([this, owner = std::move(owner), done = std::move(done)] {
+    auto list = mail_.List(owner);
+    if (!list.ok()) return done(list.status());
+    std::vector<world::MailHeader> out;
+    for (const auto& h : *list) out.push_back({h.id, h.from, h.subject, h.sent_at_ms, h.read});
+    done(std::move(out));
+  });
+}
+
+void StoreMail::Read(std::string owner, int64_t id,
+                     std::function<void(Result<world::MailMessage>)> done) {
+  blocking_([this, owner = std::move(owner), id, done = std::move(done)] {
+    auto m = mail_.Read(owner, id);
+    if (!m.ok()) return done(m.status());
+    done(world::MailMessage{{m->id, m->from, m->subject, m->sent_at_ms, m->read}, m->body});
+  });
+}
+
+AccountPasswords::AccountPasswords(account::AccountService& accounts, BlockingRunner blocking)
+    : accounts_(accounts), blocking_(std::move(blocking)) {}
+
+void AccountPasswords::Change(std::string name_key, std::string old_password,
+                              std::string new_password, std::function<void(Status)> done) {
+  blocking_([this, name_key = std::move(name_key), old_password = std::move(old_password),
+             new_password = std::move(new_password), done = std::move(done)] {
+    done(accounts_.ChangePassword(name_key, old_password, new_password));
+  });
+}
+
+}  // namespace telos::shard

@@ -1,0 +1,69 @@
+#include <gtest/gtest.h>
+
+#include "telos/world/character_state.h"
+
+namespace telos::world {
+namespace {
+
+CharacterState Sample() {
+  CharacterState s = NewCharacter("Alice", Ref{"town", "square"});
+  s.level = 3;
+  s.exp = 450;
+  s.stats.strength = 15;
+  s.hp = 12;
+  s.inventory.push_back({Ref{"town", "bag"}, {{Ref{"town", "bread"}, {}}}});
+  s.equipment.push_back({WearSlot::kWield, {Ref{"town", "short_sword"}, {}}});
+  s.equipment.push_back({WearSlot::kHead, {Ref{"town", "leather_cap"}, {}}});
+  s.affects.push_back({AffectKind::kHaste, 1500});
+  s.wallet_coins = 77;
+  s.bank_coins = 1000;
+  s.aliases["gs"] = "get sword";
+  s.colour = false;
+  return s;
+}
+
+TEST(CharacterState, RoundTrips) {
+  CharacterState s = Sample();
+  Result<CharacterState> back = DecodeCharacter(EncodeCharacter(s));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, s);
+}
+
+// A row written by schema version 1 must stay readable by every later build.
+TEST(CharacterState, DecodesSchemaVersion1) {
+  const char* v1 = R"({"schema":1,"name":"Bob","level":2,"exp":120,
+    "stats":{"str":14,"dex":12,"con":13,"int":11,"wis":10},
+    "hp":25,"max_hp":40,"mana":5,"max_mana":25,"moves":70,"max_moves":85,
+    "room":"lobby:atrium",
+    "inventory":[{"item":"town:bag","contents":[{"item":"lobby:bread"}]}],
+    "equipment":{"wield":{"item":"town:short_sword"}},
+    "affects":[{"kind":"poison","remaining_ms":4000}],
+    "wallet_coins":9,"bank_coins":300,"aliases":{"k":"kill rat"},"colour":true})";
+  Result<CharacterState> s = DecodeCharacter(v1);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->name, "Bob");
+  EXPECT_EQ(s->level, 2);
+  EXPECT_EQ(s->stats.strength, 14);
+  EXPECT_EQ(s->room, (Ref{"lobby", "atrium"}));
+  ASSERT_EQ(s->inventory.size(), 1u);
+  EXPECT_EQ(s->inventory[0].contents[0].proto, (Ref{"lobby", "bread"}));
+  ASSERT_EQ(s->equipment.size(), 1u);
+  EXPECT_EQ(s->equipment[0].first, WearSlot::kWield);
+  EXPECT_EQ(s->affects[0].kind, AffectKind::kPoison);
+  EXPECT_EQ(s->affects[0].remaining_ms, 4000);
+  EXPECT_EQ(s->bank_coins, 300);
+  EXPECT_EQ(s->aliases.at("k"), "kill rat");
+}
+
+TEST(CharacterState, RejectsNewerSchemaAndGarbage) {
+  std::string text = EncodeCharacter(Sample());
+  std::string newer = text;
+  newer.replace(newer.find("\"schema\":1"), 10, "\"schema\":99");
+  EXPECT_EQ(DecodeCharacter(newer).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(DecodeCharacter("not json").ok());
+  EXPECT_FALSE(DecodeCharacter("[]").ok());
+  EXPECT_FALSE(DecodeCharacter(R"({"schema":1})").ok());
+}
+
+}  // namespace
+}  // namespace telos::world

@@ -1,0 +1,62 @@
+// CommandRegistry: the built-in player commands, looked up by name, alias or unambiguous
+// abbreviation. Each command lives in commands/<group>.cc and registers itself through one of
+// the Register* functions below. Zone-defined ([[commands]]) and exit-name commands are
+// resolved by ZoneCore around this registry.
+//
+// Thread safety: built once per zone, then read-only on that zone's executor.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace telos::world {
+
+class ZoneCore;
+struct Actor;
+enum class Position;
+
+struct CommandContext {
+  ZoneCore& zone;
+  Actor& actor;
+  std::string_view verb;  // the word the player typed, as resolved (e.g. "north")
+  std::string_view args;  // the rest of the line, trimmed
+};
+
+struct CommandSpec {
+  std::string name;
+  std::vector<std::string> aliases;  // exact words: "l" for look, "'" for say
+  Position min_position;
+  std::string usage;  // "get <item> [container]"
+  std::string help;   // one or more sentences
+  std::function<void(CommandContext&)> run;
+  bool hidden = false;  // not listed by `commands` (e.g. direction duplicates)
+};
+
+class CommandRegistry {
+ public:
+  CommandRegistry();
+
+  void Add(CommandSpec spec);
+  // Exact name or alias.
+  const CommandSpec* FindExact(std::string_view word) const;
+  // Unique prefix of a name. `ambiguous` lists the candidates when more than one matches.
+  const CommandSpec* FindPrefix(std::string_view word, std::vector<std::string>* ambiguous) const;
+  // The closest command name by edit distance, or empty when nothing is close.
+  std::string Suggest(std::string_view word) const;
+  const std::vector<CommandSpec>& all() const { return commands_; }
+
+ private:
+  std::vector<CommandSpec> commands_;
+};
+
+void RegisterInfoCommands(CommandRegistry& registry);
+void RegisterMovementCommands(CommandRegistry& registry);
+void RegisterCommCommands(CommandRegistry& registry);
+void RegisterObjectCommands(CommandRegistry& registry);
+void RegisterShopCommands(CommandRegistry& registry);
+void RegisterCombatCommands(CommandRegistry& registry);
+void RegisterMiscCommands(CommandRegistry& registry);
+
+}  // namespace telos::world

@@ -1,0 +1,783 @@
+// LoadPack: reads a content pack folder, validates it as a whole and collects every problem.
+//
+// toml++ throws on a syntax error; the throw is caught here, at the boundary, and becomes a
+// Problem. Lua scripts are compiled (never run) in a throw-away state to check their syntax.
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include <openssl/evp.h>
+#include <toml++/toml.h>
+#include <lua.hpp>
+
+#include "telos/base/limits.h"
+#include "telos/world/content.h"
+
+namespace telos::world {
+namespace {
+
+namespace fs = std::filesystem;
+
+int LineOf(const toml::node& node) {
+  return static_cast<int>(node.source().begin.line);
+}
+
+// A reference waiting for every zone to be parsed before it can be resolved.
+struct PendingRef {
+  enum Kind { kRoom, kItem, kMob };
+  Kind kind;
+  Ref ref;
+  std::string file;
+  int line;
+  std::string what;  // "exit 'north' of room 'square'"
+};
+
+struct PendingScript {
+  std::string name;
+  std::string file;
+  int line;
+};
+
+class Loader {
+ public:
+  explicit Loader(fs::path dir) : dir_(std::move(dir)) {}
+
+  Result<Pack> Run(std::vector<Problem>* problems);
+
+ private:
+  void Report(const std::string& file, int line, std::string message) {
+    problems_.push_back(Problem{file, line, std::move(message)});
+  }
+
+  std::optional<std::string> ReadFile(const fs::path& path, const std::string& rel);
+  void LoadPackToml();
+  void LoadZone(const fs::path& path, const std::string& rel);
+  void LoadScripts();
+  void Resolve();
+  std::string Hash() const;
+
+  // Field readers over one TOML table. Each reports its own problems and leaves `out`
+  // untouched when the value is missing or wrong.
+  class Fields {
+   public:
+    Fields(Loader* loader, const toml::table& table, std::string file, std::string context)
+        : loader_(loader), table_(&table), file_(std::move(file)), context_(std::move(context)) {}
+
+    int line() const { return LineOf(*table_); }
+    bool Has(std::string_view key) const { return table_->contains(key); }
+    void String(std::string_view key, bool required, std::string* out);
+    void Int(std::string_view key, bool required, int64_t min, int64_t max, int64_t* out);
+    void Int(std::string_view key, bool required, int64_t min, int64_t max, int* out) {
+      int64_t value = *out;
+      Int(key, required, min, max, &value);
+      *out = static_cast<int>(value);
+    }
+    void Strings(std::string_view key, bool required, std::vector<std::string>* out);
+    // An array of tables (or a missing key, which is an empty array).
+    std::vector<const toml::table*> Tables(std::string_view key);
+    void CheckKeys(std::initializer_list<std::string_view> allowed);
+    void Problem(std::string_view key, std::string message);
+    int LineOfKey(std::string_view key) const {
+      const toml::node* node = table_->get(key);
+      return node != nullptr ? LineOf(*node) : line();
+    }
+    const std::string& file() const { return file_; }
+
+   private:
+    Loader* loader_;
+    const toml::table* table_;
+    std::string file_;
+    std::string context_;
+  };
+
+  fs::path dir_;
+  std::vector<Problem> problems_;
+  Pack pack_;
+  std::vector<std::pair<std::string, std::string>> hashed_files_;  // rel path, contents
+  std::vector<PendingRef> pending_refs_;
+  std::vector<PendingScript> pending_scripts_;
+  std::set<std::string> script_files_;
+};
+
+void Loader::Fields::Problem(std::string_view key, std::string message) {
+  loader_->Report(file_, LineOfKey(key), context_ + ": " + std::move(message));
+}
+
+void Loader::Fields::String(std::string_view key, bool required, std::string* out) {
+  const toml::node* node = table_->get(key);
+  if (node == nullptr) {
+    if (required) Problem(key, "missing '" + std::string(key) + "'");
+    return;
+  }
+  if (!node->is_string()) {
+    Problem(key, "'" + std::string(key) + "' must be a string");
+    return;
+  }
+  *out = node->as_string()->get();
+}
+
+void Loader::Fields::Int(std::string_view key, bool required, int64_t min, int64_t max,
+                         int64_t* out) {
+  const toml::node* node = table_->get(key);
+  if (node == nullptr) {
+    if (required) Problem(key, "missing '" + std::string(key) + "'");
+    return;
+  }
+  if (!node->is_integer()) {
+    Problem(key, "'" + std::string(key) + "' must be a whole number");
+    return;
+  }
+  int64_t value = node->as_integer()->get();
+  if (value < min || value > max) {
+    Problem(key, "'" + std::string(key) + "' = " + std::to_string(value) + " is out of range " +
+                     std::to_string(min) + ".." + std::to_string(max));
+    return;
+  }
+  *out = value;
+}
+
+void Loader::Fields::Strings(std::string_view key, bool required, std::vector<std::string>* out) {
+  const toml::node* node = table_->get(key);
+  if (node == nullptr) {
+    if (required) Problem(key, "missing '" + std::string(key) + "'");
+    return;
+  }
+  const toml::array* array = node->as_array();
+  if (array == nullptr) {
+    Problem(key, "'" + std::string(key) + "' must be an array of strings");
+    return;
+  }
+  out->clear();
+  for (const toml::node& element : *array) {
+    if (!element.is_string()) {
+      Problem(key, "'" + std::string(key) + "' must contain only strings");
+      out->clear();
+      return;
+    }
+    out->push_back(element.as_string()->get());
+  }
+  if (required && out->empty()) Problem(key, "'" + std::string(key) + "' must not be empty");
+}
+
+std::vector<const toml::table*> Loader::Fields::Tables(std::string_view key) {
+  std::vector<const toml::table*> tables;
+  const toml::node* node = table_->get(key);
+  if (node == nullptr) return tables;
+  const toml::array* array = node->as_array();
+  if (array == nullptr) {
+    Problem(key,
+            "'" + std::string(key) + "' must be an array of tables ([[" + std::string(key) + "]])");
+    return tables;
+  }
+  for (const toml::node& element : *array) {
+    if (const toml::table* table = element.as_table()) {
+      tables.push_back(table);
+    } else {
+      Problem(key, "'" + std::string(key) + "' must contain only tables");
+    }
+  }
+  return tables;
+}
+
+void Loader::Fields::CheckKeys(std::initializer_list<std::string_view> allowed) {
+  for (auto&& [key, value] : *table_) {
+    if (std::find(allowed.begin(), allowed.end(), key.str()) == allowed.end()) {
+      loader_->Report(file_, LineOf(value),
+                      context_ + ": unknown key '" + std::string(key.str()) + "'");
+    }
+  }
+}
+
+std::optional<std::string> Loader::ReadFile(const fs::path& path, const std::string& rel) {
+  std::error_code ec;
+  uintmax_t size = fs::file_size(path, ec);
+  if (ec) {
+    Report(rel, 0, "cannot read: " + ec.message());
+    return std::nullopt;
+  }
+  if (size > limits::kPackFileBytesMax) {
+    Report(rel, 0, "file is larger than " + std::to_string(limits::kPackFileBytesMax) + " bytes");
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    Report(rel, 0, "cannot open file");
+    return std::nullopt;
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  hashed_files_.emplace_back(rel, text);
+  return text;
+}
+
+void Loader::LoadPackToml() {
+  const std::string rel = "pack.toml";
+  std::optional<std::string> text = ReadFile(dir_ / rel, rel);
+  if (!text) return;
+  toml::table root;
+  try {
+    root = toml::parse(*text, rel);
+  } catch (const toml::parse_error& error) {
+    Report(rel, static_cast<int>(error.source().begin.line), std::string(error.description()));
+    return;
+  }
+  Fields fields(this, root, rel, "pack");
+  fields.CheckKeys({"name", "version", "start_room"});
+  fields.String("name", true, &pack_.name);
+  fields.String("version", true, &pack_.version);
+  std::string start;
+  fields.String("start_room", true, &start);
+  if (!start.empty()) {
+    std::optional<Ref> ref;
+    if (start.find(':') != std::string::npos) ref = ParseRef(start, "");
+    if (!ref) {
+      fields.Problem("start_room", "start_room '" + start + "' must be a 'zone:room' reference");
+    } else {
+      pack_.start_room = *ref;
+      pending_refs_.push_back(
+          {PendingRef::kRoom, *ref, rel, fields.LineOfKey("start_room"), "start_room"});
+    }
+  }
+}
+
+template <typename Enum, size_t N>
+std::optional<Enum> FindName(const std::array<std::string_view, N>& names, std::string_view text) {
+  for (size_t i = 0; i < N; ++i) {
+    if (names[i] == text) return static_cast<Enum>(i);
+  }
+  return std::nullopt;
+}
+
+constexpr std::array<std::string_view, 6> kZoneKinds = {"lobby",   "town",  "wilderness",
+                                                        "dungeon", "arena", "casino"};
+constexpr std::array<std::string_view, 10> kItemTypes = {
+    "weapon", "armor", "food", "drink", "potion", "container", "treasure", "key", "light", "trash"};
+constexpr std::array<std::string_view, 4> kRoomFlagNames = {"safe", "bank", "indoors", "no_mob"};
+constexpr std::array<std::string_view, 6> kMobFlagNames = {"aggressive", "wanders",    "sentinel",
+                                                           "flees",      "shopkeeper", "boss"};
+
+template <size_t N>
+uint32_t ParseFlags(const std::vector<std::string>& words,
+                    const std::array<std::string_view, N>& names,
+                    const std::function<void(const std::string&)>& unknown) {
+  uint32_t bits = 0;
+  for (const std::string& word : words) {
+    auto index = FindName<int>(names, word);
+    if (!index) {
+      unknown(word);
+      continue;
+    }
+    bits |= 1u << *index;
+  }
+  return bits;
+}
+
+bool IsWord(std::string_view word) {
+  if (word.empty() || word.size() > 32) return false;
+  return std::all_of(word.begin(), word.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+void Loader::LoadZone(const fs::path& path, const std::string& rel) {
+  std::optional<std::string> text = ReadFile(path, rel);
+  if (!text) return;
+  toml::table root;
+  try {
+    root = toml::parse(*text, rel);
+  } catch (const toml::parse_error& error) {
+    Report(rel, static_cast<int>(error.source().begin.line), std::string(error.description()));
+    return;
+  }
+  const std::string stem = path.stem().string();
+  ZoneDef zone;
+  zone.id = stem;
+
+  Fields top(this, root, rel, "zone file");
+  top.CheckKeys({"zone", "rooms", "items", "mobs", "shops", "resets", "help", "commands"});
+  const toml::table* header = root["zone"].as_table();
+  if (header == nullptr) {
+    Report(rel, 1, "missing [zone] table");
+  } else {
+    Fields f(this, *header, rel, "[zone]");
+    f.CheckKeys({"id", "name", "kind", "reset_minutes", "description"});
+    std::string id;
+    f.String("id", true, &id);
+    if (!id.empty() && id != stem) {
+      f.Problem("id", "zone id '" + id + "' must equal the file name '" + stem + "'");
+    }
+    if (!IsValidId(stem)) {
+      Report(rel, f.line(), "zone file name '" + stem + "' is not a valid id ([a-z0-9_], 1-32)");
+    }
+    f.String("name", true, &zone.name);
+    std::string kind;
+    f.String("kind", true, &kind);
+    if (!kind.empty()) {
+      auto parsed = FindName<ZoneKind>(kZoneKinds, kind);
+      if (!parsed) {
+        f.Problem("kind", "unknown zone kind '" + kind +
+                              "' (lobby, town, wilderness, dungeon, arena, casino)");
+      } else {
+        zone.kind = *parsed;
+      }
+    }
+    f.Int("reset_minutes", true, 1, 1440, &zone.reset_minutes);
+    f.String("description", false, &zone.description);
+  }
+
+  auto note_script = [&](Fields& f, const std::string& script) {
+    if (script.empty()) return;
+    pending_scripts_.push_back({script, rel, f.LineOfKey("script")});
+  };
+  auto ref_field = [&](Fields& f, std::string_view key, const std::string& ref_text,
+                       PendingRef::Kind kind, const std::string& what) -> std::optional<Ref> {
+    std::optional<Ref> ref = ParseRef(ref_text, stem);
+    if (!ref) {
+      f.Problem(key, "malformed reference '" + ref_text + "' (want id or zone:id)");
+      return std::nullopt;
+    }
+    pending_refs_.push_back({kind, *ref, rel, f.LineOfKey(key), what});
+    return ref;
+  };
+
+  std::set<std::string> room_ids;
+  for (const toml::table* t : top.Tables("rooms")) {
+    Fields f(this, *t, rel, "room");
+    RoomDef room;
+    f.String("id", true, &room.id);
+    if (!room.id.empty()) {
+      f = Fields(this, *t, rel, "room '" + room.id + "'");
+      if (!IsValidId(room.id)) f.Problem("id", "invalid id '" + room.id + "'");
+      if (!room_ids.insert(room.id).second) f.Problem("id", "duplicate room id '" + room.id + "'");
+    }
+    f.CheckKeys({"id", "name", "description", "flags", "script", "exits", "extras"});
+    f.String("name", true, &room.name);
+    f.String("description", true, &room.description);
+    std::vector<std::string> flags;
+    f.Strings("flags", false, &flags);
+    room.flags = ParseFlags(flags, kRoomFlagNames, [&](const std::string& w) {
+      f.Problem("flags", "unknown room flag '" + w + "' (safe, bank, indoors, no_mob)");
+    });
+    f.String("script", false, &room.script);
+    note_script(f, room.script);
+    std::set<std::string> dirs;
+    for (const toml::table* et : f.Tables("exits")) {
+      Fields ef(this, *et, rel, "exit of room '" + room.id + "'");
+      ef.CheckKeys({"dir", "to", "description"});
+      ExitDef exit;
+      ef.String("dir", true, &exit.dir);
+      if (!exit.dir.empty()) {
+        if (!IsWord(exit.dir))
+          ef.Problem("dir", "exit direction '" + exit.dir + "' must be one word");
+        if (!dirs.insert(exit.dir).second) ef.Problem("dir", "duplicate exit '" + exit.dir + "'");
+      }
+      std::string to;
+      ef.String("to", true, &to);
+      ef.String("description", false, &exit.description);
+      if (!to.empty()) {
+        auto ref = ref_field(ef, "to", to, PendingRef::kRoom,
+                             "exit '" + exit.dir + "' of room '" + room.id + "'");
+        if (ref) exit.to = *ref;
+      }
+      room.exits.push_back(std::move(exit));
+    }
+    for (const toml::table* xt : f.Tables("extras")) {
+      Fields xf(this, *xt, rel, "extra of room '" + room.id + "'");
+      xf.CheckKeys({"keywords", "text"});
+      ExtraDef extra;
+      xf.Strings("keywords", true, &extra.keywords);
+      xf.String("text", true, &extra.text);
+      room.extras.push_back(std::move(extra));
+    }
+    zone.rooms.push_back(std::move(room));
+  }
+
+  std::set<std::string> item_ids;
+  for (const toml::table* t : top.Tables("items")) {
+    Fields f(this, *t, rel, "item");
+    ItemDef item;
+    item.ref.zone = stem;
+    f.String("id", true, &item.ref.id);
+    if (!item.ref.id.empty()) {
+      f = Fields(this, *t, rel, "item '" + item.ref.id + "'");
+      if (!IsValidId(item.ref.id)) f.Problem("id", "invalid id '" + item.ref.id + "'");
+      if (!item_ids.insert(item.ref.id).second) {
+        f.Problem("id", "duplicate item id '" + item.ref.id + "'");
+      }
+    }
+    f.CheckKeys({"id", "name", "keywords", "ground", "description", "type", "slot", "value",
+                 "weight", "damage", "armor", "use_affect", "use_seconds", "use_heal", "script"});
+    f.String("name", true, &item.name);
+    f.Strings("keywords", true, &item.keywords);
+    f.String("ground", true, &item.ground);
+    f.String("description", false, &item.description);
+    std::string type;
+    f.String("type", true, &type);
+    if (!type.empty()) {
+      auto parsed = FindName<ItemType>(kItemTypes, type);
+      if (!parsed) {
+        f.Problem("type", "unknown item type '" + type + "'");
+      } else {
+        item.type = *parsed;
+      }
+    }
+    std::string slot;
+    f.String("slot", false, &slot);
+    if (!slot.empty()) {
+      auto parsed = ParseWearSlot(slot);
+      if (!parsed) {
+        f.Problem("slot", "unknown wear slot '" + slot + "'");
+      } else {
+        item.slot = *parsed;
+      }
+    }
+    f.Int("value", false, 0, 1'000'000'000, &item.value);
+    f.Int("weight", false, 0, 1'000'000, &item.weight);
+    std::string damage;
+    f.String("damage", false, &damage);
+    if (!damage.empty()) {
+      item.damage = ParseDice(damage);
+      if (!item.damage) f.Problem("damage", "bad dice '" + damage + "' (want NdS, NdS+B, NdS-B)");
+    }
+    f.Int("armor", false, 0, 1000, &item.armor);
+    std::string affect;
+    f.String("use_affect", false, &affect);
+    if (!affect.empty()) {
+      item.use_affect = ParseAffectKind(affect);
+      if (!item.use_affect) {
+        f.Problem("use_affect", "unknown affect '" + affect + "' (poison, regeneration, haste)");
+      }
+    }
+    f.Int("use_seconds", false, 0, 86'400, &item.use_seconds);
+    f.Int("use_heal", false, 0, 100'000, &item.use_heal);
+    f.String("script", false, &item.script);
+    note_script(f, item.script);
+    zone.items.push_back(std::move(item));
+  }
+
+  std::set<std::string> mob_ids;
+  for (const toml::table* t : top.Tables("mobs")) {
+    Fields f(this, *t, rel, "mob");
+    MobDef mob;
+    mob.ref.zone = stem;
+    f.String("id", true, &mob.ref.id);
+    if (!mob.ref.id.empty()) {
+      f = Fields(this, *t, rel, "mob '" + mob.ref.id + "'");
+      if (!IsValidId(mob.ref.id)) f.Problem("id", "invalid id '" + mob.ref.id + "'");
+      if (!mob_ids.insert(mob.ref.id).second)
+        f.Problem("id", "duplicate mob id '" + mob.ref.id + "'");
+    }
+    f.CheckKeys({"id", "name", "keywords", "ground", "description", "level", "hp", "damage",
+                 "armor", "hitroll", "exp", "gold", "flags", "flee_percent", "equipment",
+                 "inventory", "script"});
+    f.String("name", true, &mob.name);
+    f.Strings("keywords", true, &mob.keywords);
+    f.String("ground", true, &mob.ground);
+    f.String("description", false, &mob.description);
+    f.Int("level", true, 1, 100, &mob.level);
+    f.Int("hp", true, 1, 1'000'000, &mob.hp);
+    std::string damage = "1d2";
+    f.String("damage", false, &damage);
+    if (auto dice = ParseDice(damage)) {
+      mob.damage = *dice;
+    } else {
+      f.Problem("damage", "bad dice '" + damage + "' (want NdS, NdS+B, NdS-B)");
+    }
+    f.Int("armor", false, 0, 1000, &mob.armor);
+    f.Int("hitroll", false, -100, 100, &mob.hitroll);
+    f.Int("exp", false, 0, 1'000'000'000, &mob.exp);
+    f.Int("gold", false, 0, 1'000'000'000, &mob.gold);
+    std::vector<std::string> flags;
+    f.Strings("flags", false, &flags);
+    mob.flags = ParseFlags(flags, kMobFlagNames, [&](const std::string& w) {
+      f.Problem("flags", "unknown mob flag '" + w +
+                             "' (aggressive, wanders, sentinel, flees, shopkeeper, boss)");
+    });
+    f.Int("flee_percent", false, 0, 100, &mob.flee_percent);
+    std::vector<std::string> refs;
+    f.Strings("equipment", false, &refs);
+    for (const std::string& ref_text : refs) {
+      if (auto ref = ref_field(f, "equipment", ref_text, PendingRef::kItem,
+                               "equipment of mob '" + mob.ref.id + "'")) {
+        mob.equipment.push_back(*ref);
+      }
+    }
+    refs.clear();
+    f.Strings("inventory", false, &refs);
+    for (const std::string& ref_text : refs) {
+      if (auto ref = ref_field(f, "inventory", ref_text, PendingRef::kItem,
+                               "inventory of mob '" + mob.ref.id + "'")) {
+        mob.inventory.push_back(*ref);
+      }
+    }
+    f.String("script", false, &mob.script);
+    note_script(f, mob.script);
+    zone.mobs.push_back(std::move(mob));
+  }
+
+  std::set<std::string> keepers;
+  for (const toml::table* t : top.Tables("shops")) {
+    Fields f(this, *t, rel, "shop");
+    f.CheckKeys({"keeper", "sells", "buy_percent", "sell_percent"});
+    ShopDef shop;
+    f.String("keeper", true, &shop.keeper);
+    if (!shop.keeper.empty()) {
+      if (!keepers.insert(shop.keeper).second) {
+        f.Problem("keeper", "mob '" + shop.keeper + "' keeps two shops");
+      }
+      pending_refs_.push_back(
+          {PendingRef::kMob, Ref{stem, shop.keeper}, rel, f.LineOfKey("keeper"), "shop keeper"});
+    }
+    std::vector<std::string> sells;
+    f.Strings("sells", false, &sells);
+    for (const std::string& ref_text : sells) {
+      if (auto ref = ref_field(f, "sells", ref_text, PendingRef::kItem, "shop ware")) {
+        shop.sells.push_back(*ref);
+      }
+    }
+    f.Int("buy_percent", false, 1, 1000, &shop.buy_percent);
+    f.Int("sell_percent", false, 0, 1000, &shop.sell_percent);
+    if (shop.sell_percent > shop.buy_percent) {
+      f.Problem("sell_percent", "sell_percent must not exceed buy_percent (coin printing)");
+    }
+    zone.shops.push_back(std::move(shop));
+  }
+
+  for (const toml::table* t : top.Tables("resets")) {
+    Fields f(this, *t, rel, "reset");
+    f.CheckKeys({"mob", "item", "room", "max"});
+    ResetDef reset;
+    std::string mob, item;
+    f.String("mob", false, &mob);
+    f.String("item", false, &item);
+    if (mob.empty() == item.empty()) {
+      Report(rel, f.line(), "reset: give exactly one of 'mob' and 'item'");
+    } else if (!mob.empty()) {
+      reset.mob = ref_field(f, "mob", mob, PendingRef::kMob, "reset");
+    } else {
+      reset.item = ref_field(f, "item", item, PendingRef::kItem, "reset");
+    }
+    f.String("room", true, &reset.room);
+    if (!reset.room.empty()) {
+      ref_field(f, "room", reset.room, PendingRef::kRoom, "reset room");
+      if (reset.room.find(':') != std::string::npos) {
+        f.Problem("room", "a reset room must be in this zone");
+      }
+    }
+    f.Int("max", false, 1, 100, &reset.max);
+    zone.resets.push_back(std::move(reset));
+  }
+
+  for (const toml::table* t : top.Tables("help")) {
+    Fields f(this, *t, rel, "help");
+    f.CheckKeys({"keywords", "text"});
+    HelpDef help;
+    f.Strings("keywords", true, &help.keywords);
+    f.String("text", true, &help.text);
+    zone.help.push_back(std::move(help));
+  }
+
+  std::set<std::string> command_names;
+  for (const toml::table* t : top.Tables("commands")) {
+    Fields f(this, *t, rel, "command");
+    f.CheckKeys({"name", "script", "function"});
+    ZoneCommandDef command;
+    f.String("name", true, &command.name);
+    if (!command.name.empty()) {
+      if (!IsWord(command.name)) f.Problem("name", "command name must be one lower-case word");
+      if (!command_names.insert(command.name).second) {
+        f.Problem("name", "duplicate command '" + command.name + "'");
+      }
+    }
+    f.String("script", true, &command.script);
+    note_script(f, command.script);
+    f.String("function", true, &command.function);
+    zone.commands.push_back(std::move(command));
+  }
+
+  pack_.zones.push_back(std::move(zone));
+}
+
+void Loader::LoadScripts() {
+  std::error_code ec;
+  fs::path scripts_dir = dir_ / "scripts";
+  if (!fs::is_directory(scripts_dir, ec)) return;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(scripts_dir, ec)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".lua")
+      files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  lua_State* L = luaL_newstate();
+  for (const fs::path& path : files) {
+    std::string name = path.filename().string();
+    std::string rel = "scripts/" + name;
+    std::optional<std::string> text = ReadFile(path, rel);
+    if (!text) continue;
+    script_files_.insert(name);
+    std::string chunk_name = "@" + rel;
+    // Mode "t": text only. Precompiled bytecode could break the VM's memory safety.
+    int rc = luaL_loadbufferx(L, text->data(), text->size(), chunk_name.c_str(), "t");
+    if (rc != LUA_OK) {
+      std::string message = lua_tostring(L, -1) != nullptr ? lua_tostring(L, -1) : "load error";
+      int line = 0;
+      // Messages look like "scripts/x.lua:3: unexpected symbol near 'y'".
+      std::string prefix = rel + ":";
+      if (message.rfind(prefix, 0) == 0) {
+        size_t colon = message.find(':', prefix.size());
+        if (colon != std::string::npos) {
+          line = std::atoi(message.substr(prefix.size(), colon - prefix.size()).c_str());
+          message = message.substr(colon + 1);
+          if (!message.empty() && message[0] == ' ') message.erase(0, 1);
+        }
+      }
+      Report(rel, line, "Lua syntax error: " + message);
+    } else {
+      pack_.scripts[name] = *text;
+    }
+    lua_settop(L, 0);
+  }
+  lua_close(L);
+}
+
+void Loader::Resolve() {
+  for (const PendingScript& script : pending_scripts_) {
+    if (script_files_.count(script.name) == 0) {
+      Report(script.file, script.line, "script '" + script.name + "' not found in scripts/");
+    }
+  }
+  for (const PendingRef& pending : pending_refs_) {
+    const ZoneDef* zone = pack_.FindZone(pending.ref.zone);
+    if (zone == nullptr) {
+      Report(pending.file, pending.line,
+             pending.what + ": unknown zone '" + pending.ref.zone + "' in '" +
+                 pending.ref.ToString() + "'");
+      continue;
+    }
+    bool found = false;
+    const char* kind = "";
+    switch (pending.kind) {
+      case PendingRef::kRoom:
+        found = pack_.FindRoom(pending.ref) != nullptr;
+        kind = "room";
+        break;
+      case PendingRef::kItem:
+        found = pack_.FindItem(pending.ref) != nullptr;
+        kind = "item";
+        break;
+      case PendingRef::kMob:
+        found = pack_.FindMob(pending.ref) != nullptr;
+        kind = "mob";
+        break;
+    }
+    if (!found) {
+      Report(pending.file, pending.line,
+             pending.what + ": unknown " + kind + " '" + pending.ref.ToString() + "'");
+    }
+  }
+  // Item slots: equipment of mobs must be wearable.
+  for (const ZoneDef& zone : pack_.zones) {
+    for (const MobDef& mob : zone.mobs) {
+      for (const Ref& ref : mob.equipment) {
+        const ItemDef* item = pack_.FindItem(ref);
+        if (item != nullptr && item->slot == WearSlot::kNone) {
+          Report("zones/" + zone.id + ".toml", 0,
+                 "mob '" + mob.ref.id + "': equipment '" + ref.ToString() + "' has no slot");
+        }
+      }
+    }
+    for (const ShopDef& shop : zone.shops) {
+      const MobDef* keeper = pack_.FindMob(Ref{zone.id, shop.keeper});
+      if (keeper != nullptr && (keeper->flags & kMobShopkeeper) == 0) {
+        Report("zones/" + zone.id + ".toml", 0,
+               "shop keeper '" + shop.keeper + "' lacks the 'shopkeeper' flag");
+      }
+    }
+  }
+}
+
+std::string Loader::Hash() const {
+  std::vector<std::pair<std::string, std::string>> files = hashed_files_;
+  std::sort(files.begin(), files.end());
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  for (const auto& [rel, contents] : files) {
+    // Framing: path, NUL, byte length in decimal, NUL, bytes. Unambiguous across file splits.
+    std::string header =
+        rel + std::string(1, '\0') + std::to_string(contents.size()) + std::string(1, '\0');
+    EVP_DigestUpdate(ctx, header.data(), header.size());
+    EVP_DigestUpdate(ctx, contents.data(), contents.size());
+  }
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_DigestFinal_ex(ctx, digest, &length);
+  EVP_MD_CTX_free(ctx);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) {
+    hex.push_back(kHex[digest[i] >> 4]);
+    hex.push_back(kHex[digest[i] & 15]);
+  }
+  return hex;
+}
+
+Result<Pack> Loader::Run(std::vector<Problem>* problems) {
+  std::error_code ec;
+  if (!fs::is_directory(dir_, ec)) {
+    problems->push_back({dir_.string(), 0, "not a directory"});
+    return Status::InvalidArgument("content pack " + dir_.string() + " is not a directory");
+  }
+  LoadPackToml();
+  std::vector<fs::path> zone_files;
+  fs::path zones_dir = dir_ / "zones";
+  if (fs::is_directory(zones_dir, ec)) {
+    for (const auto& entry : fs::directory_iterator(zones_dir, ec)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".toml") {
+        zone_files.push_back(entry.path());
+      }
+    }
+  }
+  std::sort(zone_files.begin(), zone_files.end());
+  if (zone_files.empty()) Report("zones", 0, "no zone files (zones/*.toml)");
+  if (zone_files.size() > limits::kPackFilesMax) {
+    Report("zones", 0, "too many zone files");
+    zone_files.resize(limits::kPackFilesMax);
+  }
+  for (const fs::path& path : zone_files) {
+    LoadZone(path, "zones/" + path.filename().string());
+  }
+  std::sort(pack_.zones.begin(), pack_.zones.end(),
+            [](const ZoneDef& a, const ZoneDef& b) { return a.id < b.id; });
+  LoadScripts();
+  Resolve();
+
+  std::stable_sort(problems_.begin(), problems_.end(), [](const Problem& a, const Problem& b) {
+    return std::tie(a.file, a.line) < std::tie(b.file, b.line);
+  });
+  if (problems_.size() > limits::kPackProblemsMax) {
+    problems_.resize(limits::kPackProblemsMax);
+    problems_.push_back({"pack", 0, "too many problems; stopped reporting"});
+  }
+  *problems = problems_;
+  if (!problems_.empty()) {
+    return Status::InvalidArgument("content pack " + dir_.string() + " has " +
+                                   std::to_string(problems_.size()) +
+                                   " problem(s); first: " + problems_.front().ToString());
+  }
+  pack_.content_hash = Hash();
+  return std::move(pack_);
+}
+
+}  // namespace
+
+Result<Pack> LoadPack(const std::filesystem::path& dir, std::vector<Problem>* problems) {
+  ASSERT(problems != nullptr);
+  problems->clear();
+  Loader loader(dir);
+  return loader.Run(problems);
+}
+
+}  // namespace telos::world

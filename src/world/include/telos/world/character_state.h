@@ -1,0 +1,80 @@
+// CharacterState: everything about a player character that outlives a session, as a value.
+//
+// A zone turns its live character into a CharacterState when the player is frozen, saved, or
+// moves to another zone, and builds a live character from one on admission. The state is
+// serialized as JSON text (EncodeCharacter / DecodeCharacter) carrying a schema version, so the
+// stores can keep it as one opaque column and old rows stay readable: DecodeCharacter accepts
+// every schema version up to kCharacterSchemaVersion and upgrades it.
+//
+// Thread safety: a value; copy and move freely between threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "telos/base/status.h"
+#include "telos/world/content.h"
+
+namespace telos::world {
+
+// Bumped whenever the JSON layout changes; decode keeps reading every older version.
+inline constexpr int kCharacterSchemaVersion = 1;
+
+struct Stats {
+  int strength = 13;
+  int dexterity = 13;
+  int constitution = 13;
+  int intelligence = 13;
+  int wisdom = 13;
+  bool operator==(const Stats&) const = default;
+};
+
+// An item carried or worn: its prototype and, for containers, what is inside.
+struct ItemState {
+  Ref proto;
+  std::vector<ItemState> contents;
+  bool operator==(const ItemState&) const = default;
+};
+
+struct AffectState {
+  AffectKind kind = AffectKind::kPoison;
+  int64_t remaining_ms = 0;
+  bool operator==(const AffectState&) const = default;
+};
+
+struct CharacterState {
+  std::string name;  // display form, e.g. "Alice"; identity is its lower-case form
+  int level = 1;
+  int64_t exp = 0;
+  Stats stats;
+  int hp = 30, max_hp = 30;
+  int mana = 20, max_mana = 20;
+  int moves = 80, max_moves = 80;
+  Ref room;  // empty: the pack's start room
+  std::vector<ItemState> inventory;
+  std::vector<std::pair<WearSlot, ItemState>> equipment;
+  std::vector<AffectState> affects;
+  int64_t wallet_coins = 0;
+  int64_t bank_coins = 0;
+  std::map<std::string, std::string> aliases;
+  bool colour = true;
+
+  bool operator==(const CharacterState&) const = default;
+};
+
+// A fresh level-1 character standing in `start_room` with a little money.
+CharacterState NewCharacter(std::string name, Ref start_room);
+
+// JSON text with "schema": kCharacterSchemaVersion.
+std::string EncodeCharacter(const CharacterState& state);
+// InvalidArgument for malformed JSON, a missing field or a schema newer than this build.
+Result<CharacterState> DecodeCharacter(std::string_view json);
+
+// Lower-case form of a character name: the identity used by zones, routing and stores.
+std::string NameKey(std::string_view name);
+
+}  // namespace telos::world

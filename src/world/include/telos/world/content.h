@@ -1,0 +1,234 @@
+// Content packs: the immutable description of a world, as loaded from a folder.
+//
+// The format is specified in docs/content.md. LoadPack() reads pack.toml, zones/*.toml and
+// scripts/*.lua, validates the whole pack and either returns it or reports every problem it
+// found as `file:line: message` (it does not stop at the first). A loaded Pack is immutable:
+// share it as std::shared_ptr<const Pack> between zones running on different executors; reading
+// it needs no synchronisation.
+//
+// Thread safety: LoadPack may run on any thread (it does blocking file I/O, so never on a zone
+// executor). A Pack is read-only after loading.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "telos/base/status.h"
+
+namespace telos::world {
+
+// A reference to a room, item or mob: `id` in the same zone or `zone:id` elsewhere. After
+// loading, every Ref in a Pack is fully qualified (zone is never empty).
+struct Ref {
+  std::string zone;
+  std::string id;
+
+  std::string ToString() const { return zone + ":" + id; }
+  bool empty() const { return id.empty(); }
+  auto operator<=>(const Ref&) const = default;
+};
+
+// Parses `id` or `zone:id`; `home_zone` fills in a missing zone. Empty optional when malformed.
+std::optional<Ref> ParseRef(std::string_view text, std::string_view home_zone);
+// True for a valid id: [a-z0-9_], 1..32 characters.
+bool IsValidId(std::string_view id);
+
+// NdS, NdS+B or NdS-B.
+struct Dice {
+  int count = 1;
+  int sides = 1;
+  int bonus = 0;
+
+  std::string ToString() const;
+  int Min() const { return count + bonus; }
+  int Max() const { return count * sides + bonus; }
+};
+// Empty optional when malformed or out of range (1..100 dice, 1..1000 sides, |bonus| <= 1000).
+std::optional<Dice> ParseDice(std::string_view text);
+
+enum class ZoneKind { kLobby, kTown, kWilderness, kDungeon, kArena, kCasino };
+enum class ItemType {
+  kWeapon,
+  kArmor,
+  kFood,
+  kDrink,
+  kPotion,
+  kContainer,
+  kTreasure,
+  kKey,
+  kLight,
+  kTrash
+};
+enum class WearSlot {
+  kNone,
+  kWield,
+  kHold,
+  kShield,
+  kHead,
+  kNeck,
+  kBody,
+  kArms,
+  kHands,
+  kFinger,
+  kLegs,
+  kFeet
+};
+inline constexpr int kWearSlotCount = 12;
+enum class AffectKind { kPoison, kRegeneration, kHaste };
+
+std::string_view ZoneKindName(ZoneKind kind);
+std::string_view ItemTypeName(ItemType type);
+std::string_view WearSlotName(WearSlot slot);
+std::string_view AffectKindName(AffectKind kind);
+std::optional<WearSlot> ParseWearSlot(std::string_view name);
+std::optional<AffectKind> ParseAffectKind(std::string_view name);
+
+// Room flags, mob flags: bit sets.
+enum RoomFlag : uint32_t { kRoomSafe = 1, kRoomBank = 2, kRoomIndoors = 4, kRoomNoMob = 8 };
+enum MobFlag : uint32_t {
+  kMobAggressive = 1,
+  kMobWanders = 2,
+  kMobSentinel = 4,
+  kMobFlees = 8,
+  kMobShopkeeper = 16,
+  kMobBoss = 32,
+};
+
+struct ExitDef {
+  std::string dir;  // north east south west up down, or another single word
+  Ref to;
+  std::string description;
+};
+
+struct ExtraDef {
+  std::vector<std::string> keywords;
+  std::string text;
+};
+
+struct RoomDef {
+  std::string id;
+  std::string name;
+  std::string description;
+  uint32_t flags = 0;  // RoomFlag bits
+  std::string script;  // file name in scripts/, or empty
+  std::vector<ExitDef> exits;
+  std::vector<ExtraDef> extras;
+};
+
+struct ItemDef {
+  Ref ref;
+  std::string name;
+  std::vector<std::string> keywords;
+  std::string ground;
+  std::string description;
+  ItemType type = ItemType::kTrash;
+  WearSlot slot = WearSlot::kNone;
+  int64_t value = 0;
+  int64_t weight = 0;
+  std::optional<Dice> damage;
+  int armor = 0;
+  std::optional<AffectKind> use_affect;
+  int64_t use_seconds = 0;
+  int use_heal = 0;
+  std::string script;
+};
+
+struct MobDef {
+  Ref ref;
+  std::string name;
+  std::vector<std::string> keywords;
+  std::string ground;
+  std::string description;
+  int level = 1;
+  int hp = 1;
+  Dice damage;
+  int armor = 0;
+  int hitroll = 0;
+  int64_t exp = 0;
+  int64_t gold = 0;
+  uint32_t flags = 0;  // MobFlag bits
+  int flee_percent = 0;
+  std::vector<Ref> equipment;
+  std::vector<Ref> inventory;
+  std::string script;
+};
+
+struct ShopDef {
+  std::string keeper;  // mob id in this zone
+  std::vector<Ref> sells;
+  int buy_percent = 100;
+  int sell_percent = 50;
+};
+
+struct ResetDef {
+  std::optional<Ref> mob;  // exactly one of mob and item is set
+  std::optional<Ref> item;
+  std::string room;  // room id in this zone
+  int max = 1;
+};
+
+struct HelpDef {
+  std::vector<std::string> keywords;
+  std::string text;
+};
+
+struct ZoneCommandDef {
+  std::string name;
+  std::string script;
+  std::string function;
+};
+
+struct ZoneDef {
+  std::string id;
+  std::string name;
+  ZoneKind kind = ZoneKind::kTown;
+  int reset_minutes = 5;
+  std::string description;
+  std::vector<RoomDef> rooms;
+  std::vector<ItemDef> items;
+  std::vector<MobDef> mobs;
+  std::vector<ShopDef> shops;
+  std::vector<ResetDef> resets;
+  std::vector<HelpDef> help;
+  std::vector<ZoneCommandDef> commands;
+
+  const RoomDef* FindRoom(std::string_view id) const;
+};
+
+// A whole, validated pack.
+struct Pack {
+  std::string name;
+  std::string version;
+  Ref start_room;
+  std::vector<ZoneDef> zones;                  // sorted by id
+  std::map<std::string, std::string> scripts;  // file name (e.g. "rat.lua") -> source
+  std::string content_hash;                    // lower-case hex SHA-256, see docs/content.md
+
+  const ZoneDef* FindZone(std::string_view id) const;
+  const RoomDef* FindRoom(const Ref& ref) const;
+  const ItemDef* FindItem(const Ref& ref) const;
+  const MobDef* FindMob(const Ref& ref) const;
+  int RoomCount() const;
+};
+
+// One validation problem. line is 0 when the problem is about the file as a whole.
+struct Problem {
+  std::string file;  // relative to the pack folder, e.g. "zones/town.toml"
+  int line = 0;
+  std::string message;
+
+  std::string ToString() const;  // "zones/town.toml:12: unknown exit target 'gate'"
+};
+
+// Loads and validates the pack in `dir`. On success `problems` is empty. On failure the status
+// is InvalidArgument (summary in its message) and `problems` lists every problem found, up to
+// limits::kPackProblemsMax, in file then line order.
+// REQUIRES: problems != nullptr.
+Result<Pack> LoadPack(const std::filesystem::path& dir, std::vector<Problem>* problems);
+
+}  // namespace telos::world

@@ -1,0 +1,96 @@
+// Ports: the world engine's outbound interfaces, implemented outside src/world.
+//
+// The engine has no sockets and no database. It talks to the session layer through PlayerSink
+// (the gate implements it per session) and to durable state through CharacterPersistence,
+// MailPort and PasswordPort (serve wires them to src/store and the account service). Tests use
+// in-memory fakes.
+//
+// Threading: every method here is called from a zone's executor and must not block. Sinks are
+// called from whichever zone currently hosts the player, so over a session's life from several
+// executors (never two at once for one player): implementations must be thread-safe.
+// Completion callbacks (`done`) may run on any thread, before or after the call returns; the
+// engine re-posts them onto the right zone itself.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "telos/base/status.h"
+
+namespace telos::world {
+
+// A structured, GMCP-like event beside the text: "Char.Vitals", "Room.Info", "Comm.Channel".
+struct OutputEvent {
+  std::string name;
+  std::string json;  // the event body, a JSON object
+};
+
+// What one flush produces for one player: text lines (colour already applied or stripped per
+// the character's preference, no trailing newline) and events, in order of production.
+struct PlayerOutput {
+  std::vector<std::string> lines;
+  std::vector<OutputEvent> events;
+  // The character left the world (quit): the gate should close or return to its menu.
+  bool disconnect = false;
+};
+
+class PlayerSink {
+ public:
+  virtual ~PlayerSink() = default;
+  // Called once per zone flush (after a tick or a batch of commands) that produced output.
+  virtual void Deliver(PlayerOutput output) = 0;
+};
+
+// Why a snapshot was taken; the saver may use it to prioritise (quit before periodic).
+enum class SaveReason { kPeriodic, kQuit, kFreeze, kLevel, kDeath };
+
+struct CharacterSnapshot {
+  std::string name_key;    // lower-case identity
+  std::string state_json;  // EncodeCharacter() output
+  SaveReason reason = SaveReason::kPeriodic;
+};
+
+class CharacterPersistence {
+ public:
+  virtual ~CharacterPersistence() = default;
+  // Queues a save and returns at once (write-behind; the saver coalesces per character).
+  virtual void RequestSave(CharacterSnapshot snapshot) = 0;
+};
+
+struct MailHeader {
+  int64_t id = 0;
+  std::string from;
+  std::string subject;
+  int64_t sent_unix_ms = 0;
+  bool read = false;
+};
+
+struct MailMessage {
+  MailHeader header;
+  std::string body;
+};
+
+class MailPort {
+ public:
+  virtual ~MailPort() = default;
+  // NotFound when `to` names no character.
+  virtual void Send(std::string from, std::string to, std::string subject, std::string body,
+                    std::function<void(Status)> done) = 0;
+  // Newest first.
+  virtual void List(std::string owner,
+                    std::function<void(Result<std::vector<MailHeader>>)> done) = 0;
+  virtual void Read(std::string owner, int64_t id,
+                    std::function<void(Result<MailMessage>)> done) = 0;
+};
+
+class PasswordPort {
+ public:
+  virtual ~PasswordPort() = default;
+  // PermissionDenied when `old_password` is wrong; InvalidArgument when `new_password` is weak.
+  virtual void Change(std::string name_key, std::string old_password, std::string new_password,
+                      std::function<void(Status)> done) = 0;
+};
+
+}  // namespace telos::world

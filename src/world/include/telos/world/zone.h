@@ -1,0 +1,153 @@
+// Zone: one area of the world as an actor. It owns its rooms, the characters and mobs in them
+// and every item lying there or carried by its occupants.
+//
+// All state is touched only by tasks on the zone's Executor. The public methods below are the
+// only ways in; they are thread-safe, never block, and enqueue a message into the zone's bounded
+// inbox (limits::kZoneInboxDepthMax; ResourceExhausted when full). Messages apply in the order
+// they were accepted. Output produced while applying a batch of messages or a heartbeat is
+// collected per player and flushed to each PlayerSink once the batch or heartbeat ends.
+//
+// The heartbeat (limits::kZoneHeartbeatMs) is scheduled on the executor with PostAt; it drives
+// combat rounds, affects, regeneration, mob behaviour, resets and periodic saves. Time comes
+// only from the injected Clock and randomness only from the zone's own seeded Random, so the
+// same messages, seed and clock readings always give the same output.
+//
+// Lifecycle: Create → Start() (first reset, heartbeat scheduled) → messages → Stop(done)
+// (every player frozen and handed to `done`, heartbeat cancelled). A Zone is held by
+// std::shared_ptr; queued tasks keep it alive until they have run.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "telos/base/clock.h"
+#include "telos/base/limits.h"
+#include "telos/base/log.h"
+#include "telos/base/metrics.h"
+#include "telos/base/status.h"
+#include "telos/world/character_state.h"
+#include "telos/world/content.h"
+#include "telos/world/executor.h"
+#include "telos/world/ports.h"
+
+namespace telos::world {
+
+// A player in flight between zones (or processes): their state and their output sink. Produced
+// by freezing a player, consumed by admitting them somewhere. `arrival` is an optional line
+// shown on arrival (e.g. "You flee!" is shown before, this after the room description).
+struct PlayerTransfer {
+  CharacterState state;
+  std::shared_ptr<PlayerSink> sink;
+  std::string reply_to;  // whom `reply` answers, carried across zones
+  std::vector<std::string> arrival;
+};
+
+// One line of `who`.
+struct WhoEntry {
+  std::string name;
+  int level = 1;
+  std::string zone;
+};
+
+// How a zone reaches the rest of the world. WorldHost implements it; called on the zone's
+// executor, must not block and must never call back into the calling zone synchronously.
+class ZoneRouter {
+ public:
+  virtual ~ZoneRouter() = default;
+  // Hands a player who left this zone to the zone owning transfer.state.room. On failure (no
+  // such zone running here) returns false and leaves `transfer` untouched.
+  virtual bool Transfer(PlayerTransfer& transfer) = 0;
+  // Delivers a tell; when `to` is not online, the sender's zone gets a "no such player" notice.
+  virtual void Tell(const std::string& from, const std::string& to, const std::string& text) = 0;
+  // Sends a channel message to every zone (the sender's included).
+  virtual void Channel(const std::string& channel, const std::string& from,
+                       const std::string& text) = 0;
+  // Whether a zone is running here (checked before a player walks out of this zone).
+  virtual bool IsRunning(const std::string& zone_id) const = 0;
+  // Everyone online, sorted by name.
+  virtual std::vector<WhoEntry> Who() const = 0;
+  // A command reached a zone the player had just left: route it again (bounded by hops).
+  virtual void Forward(const std::string& name_key, std::string line, int hops) = 0;
+  // The player quit: drop them from routing.
+  virtual void Departed(const std::string& name_key) = 0;
+};
+
+// Everything a zone needs from outside, passed by the host. All references must outlive it.
+struct ZoneDeps {
+  const Clock* clock = nullptr;
+  Logger* logger = nullptr;
+  Metrics* metrics = nullptr;
+  CharacterPersistence* persistence = nullptr;
+  MailPort* mail = nullptr;
+  PasswordPort* passwords = nullptr;
+  ZoneRouter* router = nullptr;
+  // How often a player's state is saved while they play (quit, death, level and leaving a zone
+  // save at once). What a crash can lose at most.
+  int64_t save_interval_ms = limits::kCharacterSaveIntervalMs;
+};
+
+class ZoneCore;  // the private game state and rules
+
+class Zone : public std::enable_shared_from_this<Zone> {
+ public:
+  // REQUIRES: pack->FindZone(zone_id) != nullptr; every pointer in deps is set.
+  static std::shared_ptr<Zone> Create(std::shared_ptr<const Pack> pack, std::string zone_id,
+                                      uint64_t seed, ZoneDeps deps,
+                                      std::shared_ptr<Executor> executor);
+  ~Zone();
+  Zone(const Zone&) = delete;
+  Zone& operator=(const Zone&) = delete;
+
+  const std::string& id() const { return id_; }
+
+  // Runs the first reset (populating mobs and items) and schedules the heartbeat.
+  void Start();
+  // Stops the heartbeat, freezes every player (saving each) and hands them to `done` on the
+  // zone's executor. Messages accepted afterwards are refused with Cancelled.
+  void Stop(std::function<void(std::vector<PlayerTransfer>)> done);
+
+  // A player arrives: placed in transfer.state.room (the pack's start room if that is empty or
+  // not in this zone), shown the room, and from now on reached by Command().
+  Status Admit(PlayerTransfer transfer);
+  // One line of player input. Unknown names are forwarded through the router (hops counts how
+  // often this line was re-routed already).
+  Status Command(std::string name_key, std::string line, int hops = 0);
+  // Removes the player and hands their transfer to `done` (on the zone's executor); NotFound
+  // when they are not here. Their state is saved (SaveReason::kFreeze) before `done` runs.
+  Status Freeze(std::string name_key, std::function<void(Result<PlayerTransfer>)> done);
+  // Cross-zone messages delivered by the router.
+  Status DeliverTell(std::string from, std::string to_key, std::string text);
+  Status DeliverChannel(std::string channel, std::string from, std::string text);
+  Status DeliverNotice(std::string to_key, std::string text);
+  // Runs `probe` on the zone's executor with read access to the zone (tests, admin tools).
+  Status Inspect(std::function<void(const ZoneCore&)> probe);
+
+  // Thread-safe counters.
+  size_t inbox_depth() const;
+
+ private:
+  Zone(std::shared_ptr<const Pack> pack, std::string zone_id, uint64_t seed, ZoneDeps deps,
+       std::shared_ptr<Executor> executor);
+  Status Enqueue(std::function<void(ZoneCore&)> message);
+  void Drain();
+  void ScheduleHeartbeat(Instant deadline);
+  void Heartbeat(Instant deadline);
+
+  const std::string id_;
+  std::shared_ptr<Executor> executor_;
+  ZoneDeps deps_;
+  std::unique_ptr<ZoneCore> core_;  // touched only on executor_
+  prometheus::Histogram* tick_lag_ms_ = nullptr;
+  bool stopped_on_executor_ = false;  // executor only
+
+  mutable std::mutex inbox_mu_;  // guards the inbox only; never held while running a message
+  std::vector<std::function<void(ZoneCore&)>> inbox_;
+  bool drain_posted_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace telos::world

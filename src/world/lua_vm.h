@@ -1,0 +1,115 @@
+// LuaVm: one sandboxed Lua 5.4 state per zone, running the zone's scripts.
+//
+// Each script file runs once at load in its own environment table (so two scripts may both
+// define on_enter); its global functions are the hooks. Scripts see only the safe base
+// functions, string, math (random goes to the zone's seeded Random), table and `telos`. Every
+// call runs under an instruction budget (a count hook) and the whole state under a memory cap
+// (a custom allocator). A failing call is logged with zone, script and line and returns false;
+// the zone carries on.
+//
+// Thread safety: none; owned by a ZoneCore and used on its executor only.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "telos/base/log.h"
+
+struct lua_State;
+struct lua_Debug;
+
+namespace telos::world {
+
+struct ActorInfo {
+  uint64_t id = 0;
+  std::string name;
+  bool is_player = false;
+  int level = 1;
+  int hp = 0;
+  int max_hp = 0;
+  std::string room;
+};
+
+using FlagValue = std::variant<std::string, double>;
+
+// What scripts can do to the zone. ZoneCore implements it.
+class ScriptHost {
+ public:
+  virtual ~ScriptHost() = default;
+  virtual std::optional<ActorInfo> DescribeActor(uint64_t id) = 0;
+  virtual void ScriptSend(uint64_t actor, std::string_view text) = 0;
+  virtual void ScriptEcho(std::string_view room, std::string_view text) = 0;
+  virtual void ScriptSay(uint64_t actor, std::string_view text) = 0;
+  virtual void ScriptEmote(uint64_t actor, std::string_view text) = 0;
+  virtual bool ScriptMove(uint64_t actor, std::string_view room) = 0;
+  virtual void ScriptHeal(uint64_t actor, int amount) = 0;
+  virtual void ScriptDamage(uint64_t actor, int amount) = 0;
+  virtual bool ScriptAffect(uint64_t actor, std::string_view name, int64_t seconds) = 0;
+  virtual bool ScriptGive(uint64_t actor, std::string_view item) = 0;
+  virtual int64_t ScriptRandom(int64_t lo, int64_t hi) = 0;
+  virtual double ScriptUnit() = 0;
+  virtual const FlagValue* ScriptFlag(std::string_view key) = 0;
+  virtual bool ScriptSetFlag(std::string_view key, FlagValue value) = 0;
+};
+
+// An argument to a hook.
+struct LuaActor {
+  uint64_t id;
+};
+struct LuaItem {
+  uint64_t id;
+  std::string name;
+  std::string ref;
+};
+using LuaArg = std::variant<std::monostate, LuaActor, LuaItem, std::string>;
+
+class LuaVm {
+ public:
+  LuaVm(std::string zone_id, Logger& logger, ScriptHost& host, size_t memory_cap_bytes,
+        int64_t instruction_budget);
+  ~LuaVm();
+  LuaVm(const LuaVm&) = delete;
+  LuaVm& operator=(const LuaVm&) = delete;
+
+  // Compiles and runs `source` once in a fresh environment named `script`. False on error
+  // (logged).
+  bool Load(const std::string& script, const std::string& source);
+  bool Has(const std::string& script, const std::string& function);
+  // Calls script.function(args...). False when it failed (logged) or does not exist.
+  bool Call(const std::string& script, const std::string& function,
+            const std::vector<LuaArg>& args);
+
+  size_t memory_bytes() const { return used_bytes_; }
+  int64_t errors() const { return errors_; }
+  // The last error message (tests).
+  const std::string& last_error() const { return last_error_; }
+
+ private:
+  static void* Allocate(void* ud, void* ptr, size_t old_size, size_t new_size);
+  static void CountHook(lua_State* L, lua_Debug* ar);
+  void InstallSandbox();
+  void PushArg(const LuaArg& arg);
+  bool Protected(const std::string& script, int nargs);
+  void LogError(const std::string& script, const std::string& message);
+
+  friend struct LuaApi;
+
+  std::string zone_id_;
+  Logger& logger_;
+  ScriptHost& host_;
+  size_t cap_bytes_;
+  size_t used_bytes_ = 0;
+  int64_t budget_;
+  int64_t instructions_left_ = 0;
+  int depth_ = 0;
+  int64_t errors_ = 0;
+  std::string last_error_;
+  std::string scratch_;  // strings handed to Lua outlive a possible longjmp here
+  lua_State* L_ = nullptr;
+};
+
+}  // namespace telos::world

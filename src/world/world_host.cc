@@ -1,0 +1,241 @@
+// WorldHost: zones in one process, the roster, and routing between zones.
+//
+// Lock order: mu_ (host) may be held while enqueueing into a zone's inbox (which takes the
+// zone's inbox lock); zones never call the host while holding their inbox lock, so the order is
+// always host -> zone.
+#include "telos/world/world_host.h"
+
+#include <algorithm>
+
+#include "telos/base/limits.h"
+
+namespace telos::world {
+namespace {
+
+uint64_t MixSeed(uint64_t seed, std::string_view zone_id) {
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a
+  for (char c : zone_id) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ull;
+  }
+  return seed ^ hash;
+}
+
+}  // namespace
+
+WorldHost::WorldHost(std::shared_ptr<const Pack> pack, ZoneDeps deps, ExecutorFactory executors,
+                     uint64_t seed)
+    : pack_(std::move(pack)), deps_(deps), executors_(std::move(executors)), seed_(seed) {
+  deps_.router = this;
+}
+
+WorldHost::~WorldHost() = default;
+
+Status WorldHost::StartZone(const std::string& zone_id) {
+  if (pack_->FindZone(zone_id) == nullptr) {
+    return Status::NotFound("no zone '" + zone_id + "' in pack " + pack_->name);
+  }
+  std::shared_ptr<Zone> zone;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (zones_.count(zone_id) != 0) return Status::AlreadyExists("zone running: " + zone_id);
+    zone = Zone::Create(pack_, zone_id, MixSeed(seed_, zone_id), deps_, executors_(zone_id));
+    zones_[zone_id] = zone;
+  }
+  zone->Start();
+  return Status::Ok();
+}
+
+Status WorldHost::StartAllZones() {
+  for (const ZoneDef& zone : pack_->zones) {
+    Status status = StartZone(zone.id);
+    if (!status.ok() && status.code() != StatusCode::kAlreadyExists) return status;
+  }
+  return Status::Ok();
+}
+
+Status WorldHost::StopZone(const std::string& zone_id,
+                           std::function<void(std::vector<PlayerTransfer>)> done) {
+  std::shared_ptr<Zone> zone;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = zones_.find(zone_id);
+    if (it == zones_.end()) return Status::NotFound("zone not running: " + zone_id);
+    zone = it->second;
+    zones_.erase(it);
+  }
+  zone->Stop([this, done = std::move(done)](std::vector<PlayerTransfer> players) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const PlayerTransfer& player : players) roster_.erase(NameKey(player.state.name));
+    }
+    done(std::move(players));
+  });
+  return Status::Ok();
+}
+
+std::vector<std::string> WorldHost::RunningZones() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> ids;
+  for (const auto& [id, zone] : zones_) ids.push_back(id);
+  return ids;
+}
+
+std::string WorldHost::TargetZone(const CharacterState& state) const {
+  if (!state.room.empty() && pack_->FindRoom(state.room) != nullptr) return state.room.zone;
+  return pack_->start_room.zone;
+}
+
+Status WorldHost::AdmitLocked(PlayerTransfer transfer) {
+  if (transfer.state.room.empty() || pack_->FindRoom(transfer.state.room) == nullptr) {
+    transfer.state.room = pack_->start_room;
+  }
+  std::string zone_id = transfer.state.room.zone;
+  auto it = zones_.find(zone_id);
+  if (it == zones_.end()) return Status::Unavailable("zone not running here: " + zone_id);
+  std::string key = NameKey(transfer.state.name);
+  RosterEntry entry{transfer.state.name, zone_id, transfer.state.level};
+  TELOS_RETURN_IF_ERROR(it->second->Admit(std::move(transfer)));
+  roster_[key] = std::move(entry);
+  return Status::Ok();
+}
+
+Status WorldHost::Login(CharacterState state, std::shared_ptr<PlayerSink> sink) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string key = NameKey(state.name);
+  if (roster_.count(key) != 0) return Status::AlreadyExists(state.name + " is already online");
+  if (zones_.size() >= 1 && roster_.size() >= limits::kPlayersPerZoneMax * zones_.size()) {
+    return Status::ResourceExhausted("world is full");
+  }
+  return AdmitLocked(PlayerTransfer{std::move(state), std::move(sink), {}, {}});
+}
+
+Status WorldHost::Admit(PlayerTransfer transfer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return AdmitLocked(std::move(transfer));
+}
+
+Status WorldHost::Submit(const std::string& name, std::string line) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string key = NameKey(name);
+  auto it = roster_.find(key);
+  if (it == roster_.end()) return Status::NotFound(name + " is not online");
+  auto zone = zones_.find(it->second.zone);
+  if (zone == zones_.end()) return Status::Unavailable("zone not running: " + it->second.zone);
+  return zone->second->Command(key, std::move(line));
+}
+
+Status WorldHost::FreezePlayer(const std::string& name,
+                               std::function<void(Result<PlayerTransfer>)> done) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string key = NameKey(name);
+  auto it = roster_.find(key);
+  if (it == roster_.end()) return Status::NotFound(name + " is not online");
+  auto zone = zones_.find(it->second.zone);
+  if (zone == zones_.end()) return Status::Unavailable("zone not running: " + it->second.zone);
+  return zone->second->Freeze(key,
+                              [this, key, done = std::move(done)](Result<PlayerTransfer> transfer) {
+                                if (transfer.ok()) {
+                                  std::lock_guard<std::mutex> inner(mu_);
+                                  roster_.erase(key);
+                                }
+                                done(std::move(transfer));
+                              });
+}
+
+std::optional<std::string> WorldHost::ZoneOf(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = roster_.find(NameKey(name));
+  if (it == roster_.end()) return std::nullopt;
+  return it->second.zone;
+}
+
+size_t WorldHost::online_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return roster_.size();
+}
+
+std::shared_ptr<Zone> WorldHost::FindZone(const std::string& zone_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = zones_.find(zone_id);
+  return it == zones_.end() ? nullptr : it->second;
+}
+
+bool WorldHost::Transfer(PlayerTransfer& transfer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = zones_.find(transfer.state.room.zone);
+  if (it == zones_.end()) return false;
+  std::string key = NameKey(transfer.state.name);
+  RosterEntry entry{transfer.state.name, it->first, transfer.state.level};
+  PlayerTransfer moving = std::move(transfer);
+  Status status = it->second->Admit(std::move(moving));
+  if (!status.ok()) {
+    deps_.logger->Warn("zone transfer refused",
+                       {{"player", key}, {"zone", it->first}, {"status", status.ToString()}});
+    // The transfer was consumed by the refused message; the caller keeps nothing to restore,
+    // so the player is dropped from routing and will log in again from the last save.
+    roster_.erase(key);
+    return true;
+  }
+  roster_[key] = std::move(entry);
+  return true;
+}
+
+void WorldHost::Tell(const std::string& from, const std::string& to, const std::string& text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string from_key = NameKey(from);
+  auto target = roster_.find(NameKey(to));
+  auto notify_sender = [&](const std::string& notice) {
+    auto sender = roster_.find(from_key);
+    if (sender == roster_.end()) return;
+    auto zone = zones_.find(sender->second.zone);
+    if (zone != zones_.end()) (void)zone->second->DeliverNotice(from_key, notice);
+  };
+  if (target == roster_.end()) {
+    notify_sender("Nobody called '" + to + "' is online.");
+    return;
+  }
+  auto zone = zones_.find(target->second.zone);
+  if (zone == zones_.end() || !zone->second->DeliverTell(from, target->first, text).ok()) {
+    notify_sender(target->second.name + " cannot hear you right now.");
+    return;
+  }
+  notify_sender("You tell " + target->second.name + ", '" + text + "'");
+}
+
+void WorldHost::Channel(const std::string& channel, const std::string& from,
+                        const std::string& text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, zone] : zones_) (void)zone->DeliverChannel(channel, from, text);
+}
+
+std::vector<WhoEntry> WorldHost::Who() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<WhoEntry> who;
+  for (const auto& [key, entry] : roster_) who.push_back({entry.name, entry.level, entry.zone});
+  return who;
+}
+
+bool WorldHost::IsRunning(const std::string& zone_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return zones_.count(zone_id) != 0;
+}
+
+void WorldHost::Forward(const std::string& name_key, std::string line, int hops) {
+  if (hops >= static_cast<int>(limits::kRouteHopsMax)) {
+    deps_.logger->Warn("command dropped after re-routing", {{"player", name_key}});
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = roster_.find(name_key);
+  if (it == roster_.end()) return;
+  auto zone = zones_.find(it->second.zone);
+  if (zone != zones_.end()) (void)zone->second->Command(name_key, std::move(line), hops + 1);
+}
+
+void WorldHost::Departed(const std::string& name_key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  roster_.erase(name_key);
+}
+
+}  // namespace telos::world

@@ -1,0 +1,155 @@
+// Zone: the actor shell around ZoneCore — inbox, heartbeat scheduling, lifecycle.
+#include "telos/world/zone.h"
+
+#include "telos/base/limits.h"
+#include "zone_core.h"
+
+namespace telos::world {
+
+std::shared_ptr<Zone> Zone::Create(std::shared_ptr<const Pack> pack, std::string zone_id,
+                                   uint64_t seed, ZoneDeps deps,
+                                   std::shared_ptr<Executor> executor) {
+  std::shared_ptr<Zone> zone(
+      new Zone(std::move(pack), std::move(zone_id), seed, deps, std::move(executor)));
+  // Port callbacks may arrive on any thread after the zone is gone: only enqueue when alive.
+  zone->core_->SetPoster(
+      [weak = std::weak_ptr<Zone>(zone)](std::function<void(ZoneCore&)> work) -> Status {
+        if (std::shared_ptr<Zone> self = weak.lock()) return self->Enqueue(std::move(work));
+        return Status::Cancelled("zone gone");
+      });
+  return zone;
+}
+
+Zone::Zone(std::shared_ptr<const Pack> pack, std::string zone_id, uint64_t seed, ZoneDeps deps,
+           std::shared_ptr<Executor> executor)
+    : id_(std::move(zone_id)), executor_(std::move(executor)), deps_(deps) {
+  RELEASE_ASSERT(deps.clock && deps.logger && deps.metrics && deps.persistence && deps.mail &&
+                     deps.passwords && deps.router,
+                 "every zone dependency must be set");
+  const ZoneDef* def = pack->FindZone(id_);
+  RELEASE_ASSERT(def != nullptr, "zone not in pack: " + id_);
+  tick_lag_ms_ = &deps.metrics->Histogram("zone_tick_lag_ms",
+                                          "How late the zone heartbeat fired, in milliseconds",
+                                          Metrics::LatencyBucketsMs(), {{"zone", id_}});
+  core_ = std::make_unique<ZoneCore>(std::move(pack), *def, seed, deps);
+}
+
+Zone::~Zone() = default;
+
+Status Zone::Enqueue(std::function<void(ZoneCore&)> message) {
+  bool post = false;
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    if (closed_) return Status::Cancelled("zone " + id_ + " is stopping");
+    if (inbox_.size() >= limits::kZoneInboxDepthMax) {
+      return Status::ResourceExhausted("zone " + id_ + " inbox is full");
+    }
+    inbox_.push_back(std::move(message));
+    if (!drain_posted_) {
+      drain_posted_ = true;
+      post = true;
+    }
+  }
+  if (post) executor_->Post([self = shared_from_this()] { self->Drain(); });
+  return Status::Ok();
+}
+
+void Zone::Drain() {
+  std::vector<std::function<void(ZoneCore&)>> batch;
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    batch.swap(inbox_);
+    drain_posted_ = false;
+  }
+  for (auto& message : batch) message(*core_);
+  core_->Flush();
+}
+
+size_t Zone::inbox_depth() const {
+  std::lock_guard<std::mutex> lock(inbox_mu_);
+  return inbox_.size();
+}
+
+void Zone::Start() {
+  executor_->Post([self = shared_from_this()] {
+    self->core_->Start();
+    self->core_->Flush();
+    self->ScheduleHeartbeat(self->deps_.clock->Now() + Millis(limits::kZoneHeartbeatMs));
+  });
+}
+
+void Zone::ScheduleHeartbeat(Instant deadline) {
+  executor_->PostAt(deadline, [self = shared_from_this(), deadline] { self->Heartbeat(deadline); });
+}
+
+void Zone::Heartbeat(Instant deadline) {
+  if (stopped_on_executor_) return;
+  Instant now = deps_.clock->Now();
+  double lag_ms = std::chrono::duration<double, std::milli>(now - deadline).count();
+  tick_lag_ms_->Observe(lag_ms < 0 ? 0 : lag_ms);
+  core_->Heartbeat();
+  core_->Flush();
+  // Keep the schedule anchored to the original deadlines; when more than a few beats behind,
+  // skip the missed ones rather than firing them back to back.
+  Instant next = deadline + Millis(limits::kZoneHeartbeatMs);
+  if (now - next > Millis(4 * limits::kZoneHeartbeatMs))
+    next = now + Millis(limits::kZoneHeartbeatMs);
+  ScheduleHeartbeat(next);
+}
+
+void Zone::Stop(std::function<void(std::vector<PlayerTransfer>)> done) {
+  executor_->Post([self = shared_from_this(), done = std::move(done)] {
+    // Messages already accepted still apply first, then the zone closes.
+    self->Drain();
+    {
+      std::lock_guard<std::mutex> lock(self->inbox_mu_);
+      self->closed_ = true;
+    }
+    self->stopped_on_executor_ = true;
+    std::vector<PlayerTransfer> players = self->core_->FreezeAll();
+    self->core_->Flush();
+    done(std::move(players));
+  });
+}
+
+Status Zone::Admit(PlayerTransfer transfer) {
+  auto shared = std::make_shared<PlayerTransfer>(std::move(transfer));
+  return Enqueue([shared](ZoneCore& core) { core.Admit(std::move(*shared)); });
+}
+
+Status Zone::Command(std::string name_key, std::string line, int hops) {
+  if (line.size() > limits::kInputLineBytesMax) line.resize(limits::kInputLineBytesMax);
+  return Enqueue([name_key = std::move(name_key), line = std::move(line), hops](ZoneCore& core) {
+    core.Command(name_key, line, hops);
+  });
+}
+
+Status Zone::Freeze(std::string name_key, std::function<void(Result<PlayerTransfer>)> done) {
+  return Enqueue([name_key = std::move(name_key), done = std::move(done)](ZoneCore& core) {
+    Result<PlayerTransfer> transfer = core.Freeze(name_key, SaveReason::kFreeze);
+    core.Flush();
+    done(std::move(transfer));
+  });
+}
+
+Status Zone::DeliverTell(std::string from, std::string to_key, std::string text) {
+  return Enqueue([from = std::move(from), to_key = std::move(to_key), text = std::move(text)](
+                     ZoneCore& core) { core.DeliverTell(from, to_key, text); });
+}
+
+Status Zone::DeliverChannel(std::string channel, std::string from, std::string text) {
+  return Enqueue([channel = std::move(channel), from = std::move(from), text = std::move(text)](
+                     ZoneCore& core) { core.DeliverChannel(channel, from, text); });
+}
+
+Status Zone::DeliverNotice(std::string to_key, std::string text) {
+  return Enqueue([to_key = std::move(to_key), text = std::move(text)](ZoneCore& core) {
+    core.Notice(to_key, text);
+  });
+}
+
+Status Zone::Inspect(std::function<void(const ZoneCore&)> probe) {
+  return Enqueue([probe = std::move(probe)](ZoneCore& core) { probe(core); });
+}
+
+}  // namespace telos::world

@@ -1,0 +1,904 @@
+// ZoneCore: rooms, actors, items, arrival and departure, dispatch, output, heartbeat, resets.
+#include "zone_core.h"
+
+#include <algorithm>
+
+#include "telos/base/limits.h"
+#include "telos/base/log.h"
+
+namespace telos::world {
+namespace {
+
+std::string JsonString(std::string_view text) {
+  std::string out = "\"";
+  AppendJsonEscaped(out, text);
+  out += '"';
+  return out;
+}
+
+// "2.sword" -> (2, "sword"); "sword" -> (1, "sword").
+std::pair<int, std::string> SplitOrdinal(std::string_view word) {
+  size_t dot = word.find('.');
+  if (dot != std::string_view::npos && dot > 0 && dot < 4) {
+    int n = 0;
+    for (size_t i = 0; i < dot; ++i) {
+      if (word[i] < '0' || word[i] > '9') return {1, Lower(word)};
+      n = n * 10 + (word[i] - '0');
+    }
+    if (n >= 1) return {n, Lower(word.substr(dot + 1))};
+  }
+  return {1, Lower(word)};
+}
+
+bool KeywordMatch(const std::vector<std::string>& keywords, std::string_view word) {
+  if (word.empty()) return false;
+  for (const std::string& keyword : keywords) {
+    if (keyword.size() >= word.size() && keyword.compare(0, word.size(), word) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// --- Item and Actor helpers
+
+std::string Item::Name() const {
+  return is_corpse() ? "the corpse of " + corpse_of : def->name;
+}
+
+std::string Item::Ground() const {
+  return is_corpse() ? "The corpse of " + corpse_of + " lies here." : def->ground;
+}
+
+bool Item::Matches(std::string_view word) const {
+  if (is_corpse()) {
+    if (std::string_view("corpse").starts_with(word) && !word.empty()) return true;
+    std::string lower = Lower(corpse_of);
+    return !word.empty() && lower.find(word) != std::string::npos;
+  }
+  return KeywordMatch(def->keywords, word);
+}
+
+bool Actor::HasAffect(AffectKind kind) const {
+  return std::any_of(affects.begin(), affects.end(),
+                     [kind](const Affect& a) { return a.kind == kind; });
+}
+
+std::string Actor::Display() const {
+  return Capitalize(name);
+}
+
+// --- Construction
+
+ZoneCore::ZoneCore(std::shared_ptr<const Pack> pack, const ZoneDef& zone, uint64_t seed,
+                   ZoneDeps deps)
+    : pack_(std::move(pack)), zone_(zone), deps_(deps), random_(seed) {
+  RegisterInfoCommands(registry_);
+  RegisterMovementCommands(registry_);
+  RegisterCommCommands(registry_);
+  RegisterObjectCommands(registry_);
+  RegisterShopCommands(registry_);
+  RegisterCombatCommands(registry_);
+  RegisterMiscCommands(registry_);
+  BuildRooms();
+  save_interval_heartbeats_ =
+      std::max<int64_t>(1, deps_.save_interval_ms / limits::kZoneHeartbeatMs);
+  reset_interval_heartbeats_ =
+      std::max<int64_t>(1, int64_t{zone_.reset_minutes} * 60'000 / limits::kZoneHeartbeatMs);
+  occupancy_ = &deps_.metrics->Gauge("zone_occupancy", "Players in the zone", {{"zone", zone_.id}});
+  occupancy_->Set(0);
+}
+
+ZoneCore::~ZoneCore() {
+  deps_.metrics->RemoveGauge("zone_occupancy", *occupancy_);
+}
+
+void ZoneCore::BuildRooms() {
+  rooms_.reserve(zone_.rooms.size());
+  for (const RoomDef& def : zone_.rooms) {
+    RoomState room;
+    room.def = &def;
+    room.ref = Ref{zone_.id, def.id};
+    room_index_[def.id] = static_cast<int>(rooms_.size());
+    rooms_.push_back(std::move(room));
+  }
+  for (RoomState& room : rooms_) {
+    for (const ExitDef& exit : room.def->exits) {
+      room.exit_rooms.push_back(exit.to.zone == zone_.id ? RoomIndex(exit.to.id) : -1);
+    }
+  }
+}
+
+void ZoneCore::EnsureScript(const std::string& script) {
+  if (script.empty() || loaded_scripts_.count(script) != 0) return;
+  loaded_scripts_.insert(script);
+  if (!lua_) {
+    lua_ = std::make_unique<LuaVm>(zone_.id, *deps_.logger, *this, limits::kLuaMemoryBytesPerVmMax,
+                                   limits::kLuaInstructionsPerCallMax);
+  }
+  auto it = pack_->scripts.find(script);
+  if (it == pack_->scripts.end()) return;
+  lua_->Load(script, it->second);
+}
+
+void ZoneCore::Start() {
+  for (const RoomDef& room : zone_.rooms) EnsureScript(room.script);
+  for (const MobDef& mob : zone_.mobs) EnsureScript(mob.script);
+  for (const ItemDef& item : zone_.items) EnsureScript(item.script);
+  for (const ZoneCommandDef& command : zone_.commands) EnsureScript(command.script);
+  RunResets();
+}
+
+// --- Lookups
+
+int ZoneCore::RoomIndex(std::string_view room_id) const {
+  auto it = room_index_.find(room_id);
+  return it == room_index_.end() ? -1 : it->second;
+}
+
+int ZoneCore::LocalRoom(const Ref& ref) const {
+  return ref.zone == zone_.id ? RoomIndex(ref.id) : -1;
+}
+
+Actor* ZoneCore::FindActor(uint64_t id) {
+  auto it = actors_.find(id);
+  return it == actors_.end() ? nullptr : it->second.get();
+}
+
+Actor* ZoneCore::FindPlayerMutable(std::string_view key) {
+  auto it = players_.find(key);
+  return it == players_.end() ? nullptr : FindActor(it->second);
+}
+
+const Actor* ZoneCore::FindPlayer(std::string_view key) const {
+  auto it = players_.find(key);
+  if (it == players_.end()) return nullptr;
+  auto actor = actors_.find(it->second);
+  return actor == actors_.end() ? nullptr : actor->second.get();
+}
+
+std::vector<const Actor*> ZoneCore::ActorsIn(std::string_view room_id) const {
+  std::vector<const Actor*> out;
+  int index = RoomIndex(room_id);
+  if (index < 0) return out;
+  for (uint64_t id : rooms_[static_cast<size_t>(index)].actors) {
+    out.push_back(actors_.at(id).get());
+  }
+  return out;
+}
+
+std::optional<CharacterState> ZoneCore::PlayerState(std::string_view key) const {
+  const Actor* actor = FindPlayer(key);
+  if (actor == nullptr) return std::nullopt;
+  return Snapshot(*actor);
+}
+
+Actor* ZoneCore::FindInRoom(Actor& viewer, std::string_view word) {
+  if (viewer.room < 0) return nullptr;
+  auto [nth, key] = SplitOrdinal(word);
+  if (key == "self" || key == "me") return &viewer;
+  for (uint64_t id : room(viewer.room).actors) {
+    Actor* other = FindActor(id);
+    if (other == nullptr || other == &viewer) continue;
+    bool match = other->is_player ? Lower(other->name).starts_with(key) && !key.empty()
+                                  : KeywordMatch(other->keywords, key);
+    if (match && --nth == 0) return other;
+  }
+  return nullptr;
+}
+
+Item* ZoneCore::FindItemIn(std::vector<std::unique_ptr<Item>>& items, std::string_view word) {
+  auto [nth, key] = SplitOrdinal(word);
+  for (auto& item : items) {
+    if (item->Matches(key) && --nth == 0) return item.get();
+  }
+  return nullptr;
+}
+
+std::unique_ptr<Item> ZoneCore::TakeItem(std::vector<std::unique_ptr<Item>>& items,
+                                         const Item* item) {
+  for (auto it = items.begin(); it != items.end(); ++it) {
+    if (it->get() == item) {
+      std::unique_ptr<Item> taken = std::move(*it);
+      items.erase(it);
+      return taken;
+    }
+  }
+  return nullptr;
+}
+
+std::unique_ptr<Item> ZoneCore::MakeItem(const ItemDef& def) {
+  auto item = std::make_unique<Item>();
+  item->id = next_item_id_++;
+  item->def = &def;
+  return item;
+}
+
+std::unique_ptr<Item> ZoneCore::MakeItem(const ItemState& state) {
+  const ItemDef* def = pack_->FindItem(state.proto);
+  if (def == nullptr) {
+    deps_.logger->Warn("dropping unknown item from character state",
+                       {{"zone", zone_.id}, {"item", state.proto.ToString()}});
+    return nullptr;
+  }
+  std::unique_ptr<Item> item = MakeItem(*def);
+  for (const ItemState& inner : state.contents) {
+    if (auto child = MakeItem(inner)) item->contents.push_back(std::move(child));
+  }
+  return item;
+}
+
+ItemState ZoneCore::SaveItem(const Item& item) const {
+  ItemState state;
+  state.proto = item.def->ref;
+  for (const auto& inner : item.contents) {
+    if (!inner->is_corpse()) state.contents.push_back(SaveItem(*inner));
+  }
+  return state;
+}
+
+// --- Placement
+
+void ZoneCore::PlaceActor(Actor& actor, int room_index) {
+  actor.room = room_index;
+  room(room_index).actors.push_back(actor.id);
+}
+
+void ZoneCore::UnplaceActor(Actor& actor) {
+  if (actor.room < 0) return;
+  auto& list = room(actor.room).actors;
+  list.erase(std::remove(list.begin(), list.end(), actor.id), list.end());
+  actor.room = -1;
+}
+
+void ZoneCore::RemoveActor(Actor& actor) {
+  StopFighting(actor);
+  for (uint64_t id : std::vector<uint64_t>(fighters_.begin(), fighters_.end())) {
+    Actor* other = FindActor(id);
+    if (other != nullptr && other->fighting == actor.id) StopFighting(*other);
+  }
+  UnplaceActor(actor);
+  actor.removed = true;
+  if (actor.is_player) {
+    players_.erase(actor.key);
+    UpdateOccupancy();
+  }
+  auto it = actors_.find(actor.id);
+  if (it != actors_.end()) {
+    graveyard_.push_back(std::move(it->second));
+    actors_.erase(it);
+  }
+}
+
+void ZoneCore::UpdateOccupancy() {
+  occupancy_->Set(static_cast<double>(players_.size()));
+}
+
+Actor& ZoneCore::SpawnMob(const MobDef& def, int room_index, int reset_index) {
+  auto mob = std::make_unique<Actor>();
+  mob->id = next_actor_id_++;
+  mob->def = &def;
+  mob->name = def.name;
+  mob->keywords = def.keywords;
+  mob->level = def.level;
+  mob->hp = mob->max_hp = def.hp;
+  mob->gold = def.gold;
+  mob->reset_index = reset_index;
+  for (const Ref& ref : def.equipment) {
+    if (const ItemDef* item = pack_->FindItem(ref)) {
+      auto& slot = mob->equipment[static_cast<size_t>(item->slot)];
+      if (!slot) slot = MakeItem(*item);
+    }
+  }
+  for (const Ref& ref : def.inventory) {
+    if (const ItemDef* item = pack_->FindItem(ref)) mob->inventory.push_back(MakeItem(*item));
+  }
+  Actor& placed = *mob;
+  actors_[mob->id] = std::move(mob);
+  PlaceActor(placed, room_index);
+  return placed;
+}
+
+// --- Arrival and departure
+
+void ZoneCore::Admit(PlayerTransfer transfer) {
+  CharacterState& s = transfer.state;
+  std::string key = NameKey(s.name);
+  if (players_.count(key) != 0) {
+    deps_.logger->Error("player admitted twice; keeping the first",
+                        {{"zone", zone_.id}, {"player", key}});
+    return;
+  }
+  int room_index = LocalRoom(s.room);
+  if (room_index < 0) room_index = LocalRoom(pack_->start_room);
+  if (room_index < 0) room_index = 0;
+  auto actor = std::make_unique<Actor>();
+  Actor& a = *actor;
+  a.id = next_actor_id_++;
+  a.is_player = true;
+  a.name = s.name;
+  a.key = key;
+  a.keywords = {key};
+  a.level = s.level;
+  a.exp = s.exp;
+  a.stats = s.stats;
+  a.hp = s.hp;
+  a.max_hp = s.max_hp;
+  a.mana = s.mana;
+  a.max_mana = s.max_mana;
+  a.moves = s.moves;
+  a.max_moves = s.max_moves;
+  if (a.hp <= 0) a.hp = 1;
+  for (const ItemState& item : s.inventory) {
+    if (auto made = MakeItem(item)) a.inventory.push_back(std::move(made));
+  }
+  for (const auto& [slot, item] : s.equipment) {
+    if (slot == WearSlot::kNone) continue;
+    if (auto made = MakeItem(item)) a.equipment[static_cast<size_t>(slot)] = std::move(made);
+  }
+  for (const AffectState& affect : s.affects)
+    a.affects.push_back({affect.kind, affect.remaining_ms});
+  a.gold = s.wallet_coins;
+  a.bank = s.bank_coins;
+  a.aliases = s.aliases;
+  a.colour = s.colour;
+  a.sink = std::move(transfer.sink);
+  a.reply_to = std::move(transfer.reply_to);
+  a.next_save_heartbeat = heartbeats_ + save_interval_heartbeats_;
+  actors_[a.id] = std::move(actor);
+  players_[key] = a.id;
+  UpdateOccupancy();
+  PlaceActor(a, room_index);
+  ToRoom(room_index, a.Display() + " arrives.", a.id);
+  ShowRoom(a);
+  for (std::string& line : transfer.arrival) Send(a, std::move(line));
+  SendRoomInfo(a);
+  MarkDirty(a);
+  RunRoomHook(room_index, "on_enter", a);
+  if (!a.removed) CheckAggression(a);
+}
+
+CharacterState ZoneCore::Snapshot(const Actor& a) const {
+  CharacterState s;
+  s.name = a.name;
+  s.level = a.level;
+  s.exp = a.exp;
+  s.stats = a.stats;
+  s.hp = a.hp;
+  s.max_hp = a.max_hp;
+  s.mana = a.mana;
+  s.max_mana = a.max_mana;
+  s.moves = a.moves;
+  s.max_moves = a.max_moves;
+  if (a.room >= 0) s.room = rooms_[static_cast<size_t>(a.room)].ref;
+  for (const auto& item : a.inventory) {
+    if (!item->is_corpse()) s.inventory.push_back(SaveItem(*item));
+  }
+  for (size_t slot = 0; slot < a.equipment.size(); ++slot) {
+    if (a.equipment[slot]) {
+      s.equipment.emplace_back(static_cast<WearSlot>(slot), SaveItem(*a.equipment[slot]));
+    }
+  }
+  for (const Affect& affect : a.affects) s.affects.push_back({affect.kind, affect.remaining_ms});
+  s.wallet_coins = a.gold;
+  s.bank_coins = a.bank;
+  s.aliases = a.aliases;
+  s.colour = a.colour;
+  return s;
+}
+
+void ZoneCore::Save(Actor& player, SaveReason reason) {
+  if (!player.is_player) return;
+  deps_.persistence->RequestSave(
+      CharacterSnapshot{player.key, EncodeCharacter(Snapshot(player)), reason});
+  player.next_save_heartbeat = heartbeats_ + save_interval_heartbeats_;
+}
+
+PlayerTransfer ZoneCore::DetachPlayer(Actor& player) {
+  FlushPlayer(player);
+  PlayerTransfer transfer;
+  transfer.state = Snapshot(player);
+  transfer.sink = std::move(player.sink);
+  transfer.reply_to = player.reply_to;
+  RemoveActor(player);
+  return transfer;
+}
+
+Result<PlayerTransfer> ZoneCore::Freeze(const std::string& key, SaveReason reason) {
+  Actor* player = FindPlayerMutable(key);
+  if (player == nullptr) return Status::NotFound(key + " is not in zone " + zone_.id);
+  Save(*player, reason);
+  return DetachPlayer(*player);
+}
+
+std::vector<PlayerTransfer> ZoneCore::FreezeAll() {
+  std::vector<PlayerTransfer> out;
+  std::vector<std::string> keys;
+  for (const auto& [key, id] : players_) keys.push_back(key);
+  for (const std::string& key : keys) {
+    Result<PlayerTransfer> transfer = Freeze(key, SaveReason::kFreeze);
+    if (transfer.ok()) out.push_back(std::move(transfer).value());
+  }
+  return out;
+}
+
+void ZoneCore::QuitPlayer(Actor& player) {
+  Send(player, "Farewell. Your progress has been saved.");
+  Save(player, SaveReason::kQuit);
+  int room_index = player.room;
+  RunRoomHook(room_index, "on_leave", player);
+  if (player.removed) return;
+  ToRoom(room_index, player.Display() + " has left the world.", player.id);
+  player.pending.disconnect = true;
+  std::string key = player.key;
+  FlushPlayer(player);
+  RemoveActor(player);
+  deps_.router->Departed(key);
+}
+
+// --- Movement
+
+void ZoneCore::MoveLocal(Actor& actor, int to_room, const std::string& leave_text,
+                         const std::string& arrive_text, bool show_room) {
+  int from = actor.room;
+  if (from >= 0) {
+    RunRoomHook(from, "on_leave", actor);
+    if (actor.removed || actor.room != from) return;
+    if (!leave_text.empty()) ToRoom(from, actor.Display() + " " + leave_text, actor.id);
+    UnplaceActor(actor);
+  }
+  PlaceActor(actor, to_room);
+  if (!arrive_text.empty()) ToRoom(to_room, actor.Display() + " " + arrive_text, actor.id);
+  if (show_room && actor.is_player) {
+    ShowRoom(actor);
+    SendRoomInfo(actor);
+  }
+  RunRoomHook(to_room, "on_enter", actor);
+  if (!actor.removed && actor.room == to_room) CheckAggression(actor);
+}
+
+bool ZoneCore::Walk(Actor& actor, std::string_view dir) {
+  if (actor.room < 0) return false;
+  RoomState& here = room(actor.room);
+  for (size_t i = 0; i < here.def->exits.size(); ++i) {
+    const ExitDef& exit = here.def->exits[i];
+    if (exit.dir != dir) continue;
+    int target = here.exit_rooms[i];
+    if (actor.is_player) {
+      if (actor.moves <= 0) {
+        Send(actor, "You are too exhausted to go on. Rest a while.");
+        return true;
+      }
+      if (target < 0 && !deps_.router->IsRunning(exit.to.zone)) {
+        Send(actor, "The way " + exit.dir + " is closed for now.");
+        return true;
+      }
+      --actor.moves;
+      MarkDirty(actor);
+    } else if (target < 0) {
+      return true;  // mobs stay in their zone
+    }
+    if (target >= 0) {
+      MoveLocal(actor, target, "leaves " + exit.dir + ".", "arrives.", true);
+      return true;
+    }
+    RunRoomHook(actor.room, "on_leave", actor);
+    if (actor.removed) return true;
+    ToRoom(actor.room, actor.Display() + " leaves " + exit.dir + ".", actor.id);
+    SendPlayerTo(actor, exit.to, {});
+    return true;
+  }
+  return false;
+}
+
+void ZoneCore::SendPlayerTo(Actor& actor, const Ref& to, std::vector<std::string> arrival) {
+  int local = LocalRoom(to);
+  if (local >= 0) {
+    UnplaceActor(actor);
+    PlaceActor(actor, local);
+    ToRoom(local, actor.Display() + " appears.", actor.id);
+    if (actor.is_player) {
+      ShowRoom(actor);
+      for (std::string& line : arrival) Send(actor, std::move(line));
+      SendRoomInfo(actor);
+    }
+    RunRoomHook(local, "on_enter", actor);
+    if (!actor.removed && actor.room == local) CheckAggression(actor);
+    return;
+  }
+  if (!actor.is_player) return;
+  Ref origin = actor.room >= 0 ? room(actor.room).ref : pack_->start_room;
+  PlayerTransfer transfer = DetachPlayer(actor);
+  transfer.state.room = to;
+  transfer.arrival = std::move(arrival);
+  if (!deps_.router->Transfer(transfer)) {
+    // The destination went away between the check and now: stay here.
+    transfer.state.room = origin;
+    transfer.arrival = {"The way is closed; you stay where you are."};
+    Admit(std::move(transfer));
+  }
+}
+
+// --- Commands
+
+void ZoneCore::Command(const std::string& key, const std::string& line, int hops) {
+  Actor* actor = FindPlayerMutable(key);
+  if (actor == nullptr) {
+    deps_.router->Forward(key, line, hops);
+    return;
+  }
+  Dispatch(*actor, line);
+}
+
+void ZoneCore::Dispatch(Actor& actor, std::string_view line) {
+  line = Trim(line);
+  if (line.empty()) return;
+  std::string_view word;
+  std::string_view args;
+  if (line[0] == '\'' || line[0] == ':') {
+    word = line.substr(0, 1);
+    args = Trim(line.substr(1));
+  } else {
+    std::tie(word, args) = SplitWord(line);
+  }
+  std::string verb = Lower(word);
+  std::string expanded;
+  if (auto alias = actor.aliases.find(verb); alias != actor.aliases.end() && verb != "alias") {
+    expanded = alias->second;
+    if (!args.empty()) expanded += " " + std::string(args);
+    std::tie(word, args) = SplitWord(expanded);
+    verb = Lower(word);
+  }
+
+  const CommandSpec* spec = registry_.FindExact(verb);
+  const ZoneCommandDef* zone_command = spec ? nullptr : FindZoneCommand(verb, true);
+  if (spec == nullptr && zone_command == nullptr && actor.room >= 0) {
+    for (const ExitDef& exit : room(actor.room).def->exits) {
+      if (exit.dir == verb) {
+        spec = registry_.FindExact("go");
+        args = exit.dir;
+        break;
+      }
+    }
+  }
+  std::vector<std::string> ambiguous;
+  if (spec == nullptr && zone_command == nullptr) spec = registry_.FindPrefix(verb, &ambiguous);
+  if (spec == nullptr && zone_command == nullptr && ambiguous.empty()) {
+    zone_command = FindZoneCommand(verb, false);
+  }
+  if (spec == nullptr && zone_command == nullptr) {
+    if (!ambiguous.empty()) {
+      std::string list;
+      for (const std::string& name : ambiguous) list += (list.empty() ? "" : ", ") + name;
+      Send(actor, "'" + verb + "' could mean: " + list + ". Type more letters.");
+      return;
+    }
+    std::string suggestion = registry_.Suggest(verb);
+    Send(actor, "Unknown command '" + verb + "'." +
+                    (suggestion.empty() ? "" : " Did you mean '" + suggestion + "'?") +
+                    " Type 'commands' for a list.");
+    return;
+  }
+  if (zone_command != nullptr) {
+    if (actor.position < Position::kResting) {
+      Send(actor, "You cannot do that now.");
+      return;
+    }
+    if (!RunZoneCommand(actor, *zone_command, args)) {
+      Send(actor, "Nothing happens.");
+    }
+    return;
+  }
+  if (actor.position < spec->min_position) {
+    switch (actor.position) {
+      case Position::kFighting: Send(actor, "You are fighting! Try 'flee' first."); break;
+      case Position::kResting:
+      case Position::kSleeping: Send(actor, "You need to stand up first."); break;
+      default: Send(actor, "You cannot do that now."); break;
+    }
+    return;
+  }
+  CommandContext ctx{*this, actor, spec->name, args};
+  spec->run(ctx);
+}
+
+// --- Output
+
+void ZoneCore::MarkDirty(Actor& actor) {
+  if (!actor.is_player || actor.dirty) return;
+  actor.dirty = true;
+  dirty_players_.push_back(actor.id);
+}
+
+void ZoneCore::Send(Actor& actor, std::string line) {
+  if (!actor.is_player) return;
+  actor.pending.lines.push_back(std::move(line));
+  MarkDirty(actor);
+}
+
+void ZoneCore::SendEvent(Actor& actor, std::string name, std::string json) {
+  if (!actor.is_player) return;
+  actor.pending.events.push_back({std::move(name), std::move(json)});
+  MarkDirty(actor);
+}
+
+void ZoneCore::ToRoom(int room_index, const std::string& line, uint64_t except, uint64_t except2) {
+  if (room_index < 0) return;
+  for (uint64_t id : room(room_index).actors) {
+    if (id == except || id == except2) continue;
+    Actor* other = FindActor(id);
+    if (other != nullptr && other->is_player) Send(*other, line);
+  }
+}
+
+void ZoneCore::ShowRoom(Actor& actor) {
+  if (actor.room < 0) return;
+  RoomState& here = room(actor.room);
+  Send(actor, "{c}" + here.def->name + "{x}");
+  std::string_view description = here.def->description;
+  while (!description.empty() && (description.back() == '\n' || description.back() == ' ')) {
+    description.remove_suffix(1);
+  }
+  size_t start = 0;
+  while (start <= description.size() && !description.empty()) {
+    size_t end = description.find('\n', start);
+    if (end == std::string_view::npos) end = description.size();
+    Send(actor, std::string(description.substr(start, end - start)));
+    start = end + 1;
+    if (end == description.size()) break;
+  }
+  std::string exits;
+  for (const ExitDef& exit : here.def->exits) exits += (exits.empty() ? "" : " ") + exit.dir;
+  Send(actor, "{g}[Exits: " + (exits.empty() ? std::string("none") : exits) + "]{x}");
+  for (const auto& item : here.items) Send(actor, item->Ground());
+  for (uint64_t id : here.actors) {
+    if (id == actor.id) continue;
+    Actor* other = FindActor(id);
+    if (other == nullptr) continue;
+    std::string line;
+    if (other->is_player) {
+      line =
+          other->name + (other->position == Position::kResting ? " is resting here." : " is here.");
+    } else {
+      line = other->def->ground;
+    }
+    if (other->fighting != 0) {
+      Actor* target = FindActor(other->fighting);
+      if (target != nullptr) {
+        line = other->Display() + " is here, fighting " +
+               (target == &actor ? std::string("YOU") : target->name) + "!";
+      }
+    }
+    Send(actor, "{y}" + line + "{x}");
+  }
+}
+
+void ZoneCore::SendRoomInfo(Actor& actor) {
+  if (actor.room < 0 || !actor.is_player) return;
+  RoomState& here = room(actor.room);
+  std::string json = "{\"zone\":" + JsonString(zone_.id) + ",\"id\":" + JsonString(here.def->id) +
+                     ",\"name\":" + JsonString(here.def->name) + ",\"exits\":{";
+  bool first = true;
+  for (const ExitDef& exit : here.def->exits) {
+    json += (first ? "" : ",") + JsonString(exit.dir) + ":" + JsonString(exit.to.ToString());
+    first = false;
+  }
+  json += "}}";
+  SendEvent(actor, "Room.Info", std::move(json));
+}
+
+void ZoneCore::Prompt(Actor& actor) {
+  MarkDirty(actor);
+}
+
+void ZoneCore::FlushPlayer(Actor& actor) {
+  actor.dirty = false;
+  std::array<int, 6> vitals{actor.hp,       actor.max_hp, actor.mana,
+                            actor.max_mana, actor.moves,  actor.max_moves};
+  if (vitals != actor.last_vitals) {
+    actor.last_vitals = vitals;
+    actor.pending.events.push_back(
+        {"Char.Vitals",
+         "{\"hp\":" + std::to_string(actor.hp) + ",\"maxhp\":" + std::to_string(actor.max_hp) +
+             ",\"mana\":" + std::to_string(actor.mana) + ",\"maxmana\":" +
+             std::to_string(actor.max_mana) + ",\"moves\":" + std::to_string(actor.moves) +
+             ",\"maxmoves\":" + std::to_string(actor.max_moves) + "}"});
+  }
+  const std::array<int64_t, 3> status{actor.level, actor.exp, actor.gold};
+  if (status != actor.last_status) {
+    actor.last_status = status;
+    actor.pending.events.push_back(
+        {"Char.Status", "{\"name\":" + JsonString(actor.name) + ",\"level\":" +
+                            std::to_string(actor.level) + ",\"exp\":" + std::to_string(actor.exp) +
+                            ",\"gold\":" + std::to_string(actor.gold) + "}"});
+  }
+  if (actor.pending.lines.empty() && actor.pending.events.empty() && !actor.pending.disconnect) {
+    return;
+  }
+  PlayerOutput out = std::move(actor.pending);
+  actor.pending = PlayerOutput{};
+  if (out.lines.size() > limits::kOutputLinesPerFlushMax) {
+    out.lines.resize(limits::kOutputLinesPerFlushMax);
+    out.lines.push_back("[output truncated]");
+  }
+  for (std::string& line : out.lines) {
+    if (line.find('{') != std::string::npos) line = ApplyColour(line, actor.colour);
+  }
+  if (actor.sink) actor.sink->Deliver(std::move(out));
+}
+
+void ZoneCore::Flush() {
+  for (uint64_t id : dirty_players_) {
+    Actor* actor = FindActor(id);
+    if (actor != nullptr && actor->is_player && actor->dirty) FlushPlayer(*actor);
+  }
+  dirty_players_.clear();
+  graveyard_.clear();
+}
+
+// --- Cross-zone messages
+
+void ZoneCore::DeliverTell(const std::string& from, const std::string& to_key,
+                           const std::string& text) {
+  Actor* target = FindPlayerMutable(to_key);
+  if (target == nullptr) return;
+  Send(*target, "{m}" + from + " tells you, '" + text + "'{x}");
+  SendEvent(
+      *target, "Comm.Channel",
+      "{\"channel\":\"tell\",\"from\":" + JsonString(from) + ",\"text\":" + JsonString(text) + "}");
+  target->reply_to = from;
+}
+
+void ZoneCore::DeliverChannel(const std::string& channel, const std::string& from,
+                              const std::string& text) {
+  std::string line = "{c}[" + channel + "] " + from + ": " + text + "{x}";
+  std::string json = "{\"channel\":" + JsonString(channel) + ",\"from\":" + JsonString(from) +
+                     ",\"text\":" + JsonString(text) + "}";
+  for (const auto& [key, id] : players_) {
+    Actor* player = FindActor(id);
+    if (player == nullptr) continue;
+    Send(*player, line);
+    SendEvent(*player, "Comm.Channel", json);
+  }
+}
+
+void ZoneCore::Notice(const std::string& to_key, const std::string& text) {
+  if (Actor* player = FindPlayerMutable(to_key)) Send(*player, text);
+}
+
+// --- Heartbeat
+
+void ZoneCore::Heartbeat() {
+  ++heartbeats_;
+  if (lua_) RunMobHeartbeats();
+  if (heartbeats_ % kCombatRoundHeartbeats == 0) CombatRound();
+  AffectsTick();
+  if (heartbeats_ % kRegenHeartbeats == 0) RegenTick();
+  if (heartbeats_ % kMobActHeartbeats == 0) MobActTick();
+  if (heartbeats_ % reset_interval_heartbeats_ == 0) RunResets();
+  // Players due a periodic save get one; checked every heartbeat so the interval holds.
+  for (const auto& [key, id] : players_) {
+    Actor* player = FindActor(id);
+    if (player != nullptr && player->next_save_heartbeat <= heartbeats_) {
+      Save(*player, SaveReason::kPeriodic);
+    }
+  }
+  if (heartbeats_ % kRegenHeartbeats == 0) {
+    // Corpses decay.
+    for (RoomState& r : rooms_) {
+      for (size_t i = 0; i < r.items.size();) {
+        Item& item = *r.items[i];
+        if (item.decay_heartbeat != 0 && item.decay_heartbeat <= heartbeats_) {
+          std::string text = Capitalize(item.Name()) + " crumbles into dust.";
+          r.items.erase(r.items.begin() + static_cast<std::ptrdiff_t>(i));
+          ToRoom(static_cast<int>(&r - rooms_.data()), text);
+        } else {
+          ++i;
+        }
+      }
+    }
+  }
+}
+
+// --- Mobs and resets
+
+void ZoneCore::RunResets() {
+  for (size_t i = 0; i < zone_.resets.size(); ++i) {
+    const ResetDef& reset = zone_.resets[i];
+    int room_index = RoomIndex(reset.room);
+    if (room_index < 0) continue;
+    if (reset.mob) {
+      const MobDef* def = pack_->FindMob(*reset.mob);
+      if (def == nullptr) continue;
+      int alive = 0;
+      for (const auto& [id, actor] : actors_) {
+        if (!actor->is_player && actor->def == def) ++alive;
+      }
+      for (; alive < reset.max; ++alive) SpawnMob(*def, room_index, static_cast<int>(i));
+    } else if (reset.item) {
+      const ItemDef* def = pack_->FindItem(*reset.item);
+      if (def == nullptr) continue;
+      auto& items = room(room_index).items;
+      int present = static_cast<int>(std::count_if(
+          items.begin(), items.end(), [def](const auto& item) { return item->def == def; }));
+      for (; present < reset.max && items.size() < limits::kItemsPerRoomMax; ++present) {
+        items.push_back(MakeItem(*def));
+      }
+    }
+  }
+}
+
+void ZoneCore::CheckAggression(Actor& arriving) {
+  if (arriving.room < 0 || room(arriving.room).Has(kRoomSafe)) return;
+  RoomState& here = room(arriving.room);
+  if (arriving.is_player) {
+    for (uint64_t id : std::vector<uint64_t>(here.actors)) {
+      Actor* mob = FindActor(id);
+      if (mob == nullptr || mob->is_player || mob->fighting != 0) continue;
+      if ((mob->def->flags & kMobAggressive) == 0) continue;
+      ToRoom(arriving.room, mob->Display() + " snarls and attacks " + arriving.name + "!",
+             arriving.id);
+      Send(arriving, "{r}" + mob->Display() + " attacks you!{x}");
+      StartFight(*mob, arriving);
+      return;
+    }
+  } else if (arriving.def != nullptr && (arriving.def->flags & kMobAggressive) != 0 &&
+             arriving.fighting == 0) {
+    for (uint64_t id : here.actors) {
+      Actor* player = FindActor(id);
+      if (player == nullptr || !player->is_player) continue;
+      Send(*player, "{r}" + arriving.Display() + " attacks you!{x}");
+      StartFight(arriving, *player);
+      return;
+    }
+  }
+}
+
+void ZoneCore::MobActTick() {
+  std::vector<uint64_t> mobs;
+  for (const auto& [id, actor] : actors_) {
+    if (!actor->is_player) mobs.push_back(id);
+  }
+  for (uint64_t id : mobs) {
+    Actor* mob = FindActor(id);
+    if (mob == nullptr || mob->fighting != 0 || mob->room < 0) continue;
+    uint32_t flags = mob->def->flags;
+    if ((flags & kMobAggressive) != 0) {
+      CheckAggression(*mob);
+      if (mob->fighting != 0) continue;
+    }
+    if ((flags & kMobWanders) == 0 || (flags & (kMobSentinel | kMobShopkeeper)) != 0) continue;
+    if (!random_.Chance(1.0 / 3.0)) continue;
+    RoomState& here = room(mob->room);
+    std::vector<size_t> choices;
+    for (size_t i = 0; i < here.exit_rooms.size(); ++i) {
+      int target = here.exit_rooms[i];
+      if (target >= 0 && !room(target).Has(kRoomNoMob)) choices.push_back(i);
+    }
+    if (choices.empty()) continue;
+    size_t pick =
+        choices[static_cast<size_t>(random_.Uniform(0, static_cast<int64_t>(choices.size()) - 1))];
+    MoveLocal(*mob, here.exit_rooms[pick], "leaves " + here.def->exits[pick].dir + ".", "arrives.",
+              false);
+  }
+}
+
+// --- Shops
+
+const ShopDef* ZoneCore::ShopOf(const Actor& keeper) const {
+  if (keeper.is_player || keeper.def == nullptr || keeper.def->ref.zone != zone_.id) return nullptr;
+  for (const ShopDef& shop : zone_.shops) {
+    if (shop.keeper == keeper.def->ref.id) return &shop;
+  }
+  return nullptr;
+}
+
+Actor* ZoneCore::ShopkeeperIn(int room_index) {
+  for (uint64_t id : room(room_index).actors) {
+    Actor* actor = FindActor(id);
+    if (actor != nullptr && ShopOf(*actor) != nullptr) return actor;
+  }
+  return nullptr;
+}
+
+}  // namespace telos::world

@@ -1,0 +1,287 @@
+// ZoneCore: the private state and rules of one zone. Everything here runs on the zone's
+// executor (Zone guarantees it); nothing in this file is thread-safe.
+//
+// Actors (players and mobs) and items are owned by unique_ptr. An actor that leaves the zone or
+// dies is moved to a graveyard freed at the end of the current batch, so an Actor& taken at the
+// start of a command stays valid even if a script removes it; check `removed` after anything
+// that may run a script.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commands/registry.h"
+#include "lua_vm.h"
+#include "telos/base/random.h"
+#include "telos/world/zone.h"
+
+namespace telos::world {
+
+// Game cadences, in heartbeats of limits::kZoneHeartbeatMs.
+inline constexpr int kCombatRoundHeartbeats = 8;  // 2 s
+inline constexpr int kAffectPulseHeartbeats = 4;  // 1 s: poison and regeneration act
+inline constexpr int kRegenHeartbeats = 20;       // 5 s
+inline constexpr int kMobActHeartbeats = 12;      // 3 s: wander, aggression
+inline constexpr int kCorpseDecayHeartbeats = 4 * 60 * 5;
+inline constexpr int kPoisonDamagePerPulse = 2;
+inline constexpr int kRegenerationHealPerPulse = 3;
+
+enum class Position { kDead = 0, kSleeping, kResting, kFighting, kStanding };
+std::string_view PositionName(Position position);
+
+struct Item {
+  uint64_t id = 0;
+  const ItemDef* def = nullptr;  // null for a corpse
+  std::string corpse_of;         // corpses: "a sewer rat"
+  std::vector<std::unique_ptr<Item>> contents;
+  int64_t coins = 0;
+  int64_t decay_heartbeat = 0;  // 0: never decays
+
+  bool is_corpse() const { return def == nullptr; }
+  bool is_container() const { return is_corpse() || def->type == ItemType::kContainer; }
+  std::string Name() const;    // "a short sword"
+  std::string Ground() const;  // the room line
+  bool Matches(std::string_view word) const;
+};
+
+struct Affect {
+  AffectKind kind = AffectKind::kPoison;
+  int64_t remaining_ms = 0;
+};
+
+struct Actor {
+  uint64_t id = 0;
+  bool is_player = false;
+  bool removed = false;
+  std::string name;  // players: "Alice"; mobs: "a sewer rat"
+  std::string key;   // players: name key
+  std::vector<std::string> keywords;
+  const MobDef* def = nullptr;  // mobs
+  int reset_index = -1;         // mobs spawned by a reset
+
+  int level = 1;
+  int64_t exp = 0;
+  Stats stats;
+  int hp = 1, max_hp = 1, mana = 0, max_mana = 0, moves = 0, max_moves = 0;
+  int room = -1;  // index into ZoneCore::rooms
+  Position position = Position::kStanding;
+  uint64_t fighting = 0;  // actor id, 0 when not fighting
+  std::vector<std::unique_ptr<Item>> inventory;
+  std::array<std::unique_ptr<Item>, kWearSlotCount> equipment;
+  std::vector<Affect> affects;
+  int64_t gold = 0;
+  int64_t bank = 0;
+
+  // Players only.
+  std::map<std::string, std::string> aliases;
+  bool colour = true;
+  std::string reply_to;
+  std::shared_ptr<PlayerSink> sink;
+  PlayerOutput pending;
+  bool dirty = false;  // in ZoneCore::dirty_players
+  std::array<int, 6> last_vitals{-1, -1, -1, -1, -1, -1};
+  std::array<int64_t, 3> last_status{-1, -1, -1};  // level, exp, gold last sent as Char.Status
+  int64_t next_save_heartbeat = 0;
+
+  bool HasAffect(AffectKind kind) const;
+  std::string Display() const;  // capitalised name for the start of a sentence
+};
+
+struct RoomState {
+  const RoomDef* def = nullptr;
+  Ref ref;
+  std::vector<uint64_t> actors;  // in arrival order
+  std::vector<std::unique_ptr<Item>> items;
+  std::vector<int> exit_rooms;  // per exit: local room index, or -1 for another zone
+
+  bool Has(uint32_t flag) const { return (def->flags & flag) != 0; }
+};
+
+class ZoneCore final : public ScriptHost {
+ public:
+  using Poster = std::function<Status(std::function<void(ZoneCore&)>)>;
+  ZoneCore(std::shared_ptr<const Pack> pack, const ZoneDef& zone, uint64_t seed, ZoneDeps deps);
+  ~ZoneCore() override;
+
+  // --- Messages (called by Zone on the executor)
+  void Start();
+  void Admit(PlayerTransfer transfer);
+  void Command(const std::string& key, const std::string& line, int hops);
+  Result<PlayerTransfer> Freeze(const std::string& key, SaveReason reason);
+  std::vector<PlayerTransfer> FreezeAll();
+  void Heartbeat();
+  void DeliverTell(const std::string& from, const std::string& to_key, const std::string& text);
+  void DeliverChannel(const std::string& channel, const std::string& from, const std::string& text);
+  void Notice(const std::string& to_key, const std::string& text);
+  // Flushes collected output to sinks and frees the graveyard. Called after each batch.
+  void Flush();
+
+  // --- Queries (tests, Inspect)
+  const std::string& zone_id() const { return zone_.id; }
+  size_t player_count() const { return players_.size(); }
+  int64_t heartbeat_count() const { return heartbeats_; }
+  const Actor* FindPlayer(std::string_view key) const;
+  std::vector<const Actor*> ActorsIn(std::string_view room_id) const;
+  std::optional<CharacterState> PlayerState(std::string_view key) const;
+
+  // --- Shared helpers used by commands, combat and scripting
+  const Pack& pack() const { return *pack_; }
+  const ZoneDef& zone() const { return zone_; }
+  ZoneDeps& deps() { return deps_; }
+  Random& random() { return random_; }
+  Logger& logger() { return *deps_.logger; }
+  const CommandRegistry& registry() const { return registry_; }
+  int64_t heartbeats() const { return heartbeats_; }
+
+  Actor* FindActor(uint64_t id);
+  Actor* FindPlayerMutable(std::string_view key);
+  RoomState& room(int index) { return rooms_[static_cast<size_t>(index)]; }
+  int RoomIndex(std::string_view room_id) const;
+  const std::vector<RoomState>& rooms() const { return rooms_; }
+  // The local room index of a room ref in this zone, or -1.
+  int LocalRoom(const Ref& ref) const;
+
+  void Send(Actor& actor, std::string line);
+  // Marks a player for flushing (output or vitals changed).
+  void MarkDirty(Actor& actor);
+  // Removes a player from the zone with their state and sink, output flushed first.
+  PlayerTransfer DetachPlayer(Actor& player);
+  void EnsureScript(const std::string& script);
+  void SendEvent(Actor& actor, std::string name, std::string json);
+  // To everyone in `room` except up to two actors.
+  void ToRoom(int room, const std::string& line, uint64_t except = 0, uint64_t except2 = 0);
+  void ShowRoom(Actor& actor);
+  void SendRoomInfo(Actor& actor);
+  void Prompt(Actor& actor);
+
+  // Moves an actor between local rooms, with messages and hooks. `how` is "leaves north" style
+  // text for the departure; arrival text says "arrives".
+  void MoveLocal(Actor& actor, int to_room, const std::string& leave_text,
+                 const std::string& arrive_text, bool show_room);
+  // Walks through an exit (local or to another zone). Returns false when no such exit.
+  bool Walk(Actor& actor, std::string_view dir);
+  // Sends a player to a room anywhere; crosses zones through the router.
+  void SendPlayerTo(Actor& actor, const Ref& to, std::vector<std::string> arrival);
+  void PlaceActor(Actor& actor, int room);
+  void UnplaceActor(Actor& actor);
+  // Removes an actor from the zone (it dies or leaves); it is freed after the batch.
+  void RemoveActor(Actor& actor);
+
+  // Finding things by keyword (supports "2.sword").
+  Actor* FindInRoom(Actor& viewer, std::string_view word);
+  Item* FindItemIn(std::vector<std::unique_ptr<Item>>& items, std::string_view word);
+  std::unique_ptr<Item> TakeItem(std::vector<std::unique_ptr<Item>>& items, const Item* item);
+  std::unique_ptr<Item> MakeItem(const ItemDef& def);
+  std::unique_ptr<Item> MakeItem(const ItemState& state);
+  ItemState SaveItem(const Item& item) const;
+  Actor& SpawnMob(const MobDef& def, int room, int reset_index);
+
+  // Combat (combat.cc).
+  void StartFight(Actor& attacker, Actor& victim);
+  void StopFighting(Actor& actor);
+  void CombatRound();
+  void Die(Actor& victim, Actor* killer);
+  bool Flee(Actor& actor);
+  int ArmorOf(const Actor& actor) const;
+  void GainExp(Actor& actor, int64_t amount);
+  bool CanFightHere(const Actor& actor) const;
+
+  // Affects and regeneration (affects.cc).
+  void ApplyAffect(Actor& actor, AffectKind kind, int64_t duration_ms);
+  void AffectsTick();
+  void RegenTick();
+  void Damage(Actor& actor, int amount, Actor* source);
+  void Heal(Actor& actor, int amount);
+
+  // Mobs and resets.
+  void MobActTick();
+  void RunResets();
+  void CheckAggression(Actor& arriving);
+
+  // Shops.
+  const ShopDef* ShopOf(const Actor& keeper) const;
+  Actor* ShopkeeperIn(int room);
+
+  // Persistence.
+  CharacterState Snapshot(const Actor& player) const;
+  void Save(Actor& player, SaveReason reason);
+  void QuitPlayer(Actor& player);
+
+  // Scripting entry points (scripting.cc).
+  void RunRoomHook(int room, const char* hook, Actor& actor);
+  void RunSpeechHooks(Actor& speaker, const std::string& text);
+  void RunMobHeartbeats();
+  bool RunZoneCommand(Actor& actor, const ZoneCommandDef& command, std::string_view args);
+  void RunUseHook(Actor& actor, Item& item);
+  const ZoneCommandDef* FindZoneCommand(std::string_view word, bool exact) const;
+
+  // Posting work back onto this zone, for port callbacks arriving on other threads. The
+  // poster holds only a weak reference: copy it into the callback, never capture `this`.
+  void SetPoster(Poster poster) { post_self_ = std::move(poster); }
+  const Poster& poster() const { return post_self_; }
+
+  // ScriptHost
+  std::optional<ActorInfo> DescribeActor(uint64_t id) override;
+  void ScriptSend(uint64_t actor, std::string_view text) override;
+  void ScriptEcho(std::string_view room, std::string_view text) override;
+  void ScriptSay(uint64_t actor, std::string_view text) override;
+  void ScriptEmote(uint64_t actor, std::string_view text) override;
+  bool ScriptMove(uint64_t actor, std::string_view room) override;
+  void ScriptHeal(uint64_t actor, int amount) override;
+  void ScriptDamage(uint64_t actor, int amount) override;
+  bool ScriptAffect(uint64_t actor, std::string_view name, int64_t seconds) override;
+  bool ScriptGive(uint64_t actor, std::string_view item) override;
+  int64_t ScriptRandom(int64_t lo, int64_t hi) override;
+  double ScriptUnit() override { return random_.Unit(); }
+  const FlagValue* ScriptFlag(std::string_view key) override;
+  bool ScriptSetFlag(std::string_view key, FlagValue value) override;
+
+ private:
+  void Dispatch(Actor& actor, std::string_view line);
+  void BuildRooms();
+  void FlushPlayer(Actor& actor);
+  void UpdateOccupancy();
+
+  std::shared_ptr<const Pack> pack_;
+  const ZoneDef& zone_;
+  ZoneDeps deps_;
+  Random random_;
+  Poster post_self_;
+  CommandRegistry registry_;
+  std::unique_ptr<LuaVm> lua_;
+
+  std::vector<RoomState> rooms_;
+  std::map<std::string, int, std::less<>> room_index_;
+  std::map<uint64_t, std::unique_ptr<Actor>> actors_;  // ordered: deterministic iteration
+  std::map<std::string, uint64_t, std::less<>> players_;
+  std::vector<std::unique_ptr<Actor>> graveyard_;
+  std::vector<uint64_t> dirty_players_;
+  std::map<std::string, FlagValue, std::less<>> flags_;
+  std::set<uint64_t> fighters_;  // actors with fighting != 0
+  std::set<std::string> loaded_scripts_;
+  uint64_t next_actor_id_ = 1;
+  uint64_t next_item_id_ = 1;
+  int64_t heartbeats_ = 0;
+  int64_t reset_interval_heartbeats_ = 1;
+  int64_t save_interval_heartbeats_ = 1;
+  prometheus::Gauge* occupancy_ = nullptr;
+};
+
+// Colour codes: {r} etc. become ANSI escapes, or are stripped.
+std::string ApplyColour(std::string_view text, bool colour);
+// "a sewer rat" -> "A sewer rat".
+std::string Capitalize(std::string_view text);
+// Lower-cases ASCII.
+std::string Lower(std::string_view text);
+// Splits off the first word: "get sword bag" -> ("get", "sword bag").
+std::pair<std::string_view, std::string_view> SplitWord(std::string_view text);
+std::string_view Trim(std::string_view text);
+
+}  // namespace telos::world

@@ -1,0 +1,319 @@
+"""End-to-end tests of `telos serve` over real sockets (ctest label e2e).
+
+Each test plays as a person would: it creates an account and a character, walks, talks,
+fights and quits over telnet or WebSocket, and checks what the server says back. Settings come
+from TELOS_BINARY (the built binary) and TELOS_REPO (the checkout, for content/ and web/)."""
+
+import os
+import signal
+import socket
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import DO, WILL, Server, Telnet, WebSocket  # noqa: E402
+
+BINARY = os.environ.get("TELOS_BINARY", "build/dev/telos")
+REPO = os.environ.get("TELOS_REPO", ".")
+PASSWORD = "lantern house 7"
+
+# From the default world: the way to the town and to the arena's training yard.
+TO_TOWN = ["south", "south", "south"]                       # lobby:atrium -> town:north_gate
+TO_YARD = ["south"] * 5 + ["east"] * 4 + ["north"]          # lobby:atrium -> arena:training_yard
+
+
+def new_player(client, account, character):
+    """Creates an account and a character over an open connection; ends in the world."""
+    client.expect("account name")
+    client.send("new")
+    client.expect("Choose an account name")
+    client.send(account)
+    client.expect("Choose a password")
+    client.send(PASSWORD)
+    client.expect("Repeat the password")
+    client.send(PASSWORD)
+    client.expect("is ready")
+    client.expect("new <name>")
+    client.send("new " + character)
+    client.expect("opens their eyes")
+    client.expect("The Atrium of Arrivals")
+
+
+def log_in(client, account, pick="1"):
+    client.expect("account name")
+    client.send(account)
+    client.expect("Password:")
+    client.send(PASSWORD)
+    client.expect("Your characters:")
+    client.send(pick)
+
+
+def walk(client, directions):
+    for d in directions:
+        client.send(d)
+
+
+class ServeTest(unittest.TestCase):
+    def start_server(self, **env):
+        server = Server(BINARY, REPO, extra_env={k: str(v) for k, v in env.items()})
+        self.addCleanup(server.cleanup)
+        return server.start()
+
+    def test_telnet_journey_and_return(self):
+        server = self.start_server()
+        c = Telnet(server.telnet_port)
+        self.addCleanup(c.close)
+        c.expect("account name")
+        # The server offers GMCP, MSSP and MCCP2 and asks for NAWS and TTYPE.
+        self.assertIn((WILL, 201), c.negotiations)
+        self.assertIn((DO, 31), c.negotiations)
+        new_player(c, "journey", "Wanderer")
+        walk(c, TO_TOWN)
+        c.expect("The North Gate")
+        c.send("say Fair morning, gatekeepers.")
+        c.expect("You say, 'Fair morning, gatekeepers.'")
+        walk(c, ["north"] * 3)
+        c.expect("The Atrium of Arrivals")
+        walk(c, TO_YARD)
+        c.expect("The Training Yard")
+        c.send("kill dummy")
+        c.expect("experience.", timeout=120)
+        c.send("score")
+        c.expect("Experience:")
+        c.send("quit")
+        c.expect("Come back soon.")
+        c.wait_closed()
+
+        again = Telnet(server.telnet_port)
+        self.addCleanup(again.close)
+        log_in(again, "journey")
+        again.expect("The Training Yard")
+        self.assertIn("1. Wanderer (arena)", again.text)
+
+    def test_websocket_journey_with_gmcp(self):
+        server = self.start_server()
+        ws = WebSocket(server.http_port)
+        self.addCleanup(ws.close)
+        ws.send_json({"type": "gmcp", "package": "Core.Hello", "data": {"client": "e2e"}})
+        new_player(ws, "webfolk", "Browser")
+        vitals = ws.expect_gmcp("Char.Vitals")
+        self.assertEqual(vitals["hp"], vitals["maxhp"])
+        room = ws.expect_gmcp("Room.Info")
+        self.assertEqual(room["zone"], "lobby")
+        self.assertTrue(any(f.get("type") == "echo" and f.get("on") is False for f in ws.frames))
+        walk(ws, TO_TOWN)
+        ws.expect("The North Gate")
+        ws.send("say Hello from the browser")
+        ws.expect("You say, 'Hello from the browser'")
+        ws.send("quit")
+        ws.expect("Come back soon.")
+        self.assertEqual(ws.expect_close(), 1000)
+
+        back = WebSocket(server.http_port)
+        self.addCleanup(back.close)
+        log_in(back, "webfolk")
+        back.expect("The North Gate")
+
+    def test_dropped_connection_resumes_where_it_stood(self):
+        server = self.start_server(TELOS_LINK_DEAD_MS=60000)
+        c = Telnet(server.telnet_port)
+        new_player(c, "linkdead", "Ghostly")
+        walk(c, TO_TOWN)
+        c.expect("The North Gate")
+        c.close()  # no quit: the character stays in the world, link-dead
+        server.wait_log(lambda e: e.get("msg") == "character link-dead")
+        status, body = server.http_get("/api/who")
+        self.assertEqual(status, 200)
+        self.assertIn('"name":"Ghostly"', body)
+
+        c2 = Telnet(server.telnet_port)
+        self.addCleanup(c2.close)
+        log_in(c2, "linkdead")
+        c2.expect("You take hold of Ghostly again.")
+        c2.expect("The North Gate")
+
+    def test_link_dead_character_leaves_after_the_grace(self):
+        server = self.start_server(TELOS_LINK_DEAD_MS=300)
+        c = Telnet(server.telnet_port)
+        new_player(c, "brief", "Fleeting")
+        c.close()
+        server.wait_log(lambda e: e.get("msg") == "link-dead character removed")
+        deadline = time.time() + 10
+        while '"count":0' not in server.http_get("/api/who")[1]:
+            self.assertLess(time.time(), deadline)
+            time.sleep(0.05)
+
+    def test_http_api_and_web_client(self):
+        server = self.start_server()
+        c = Telnet(server.telnet_port)
+        self.addCleanup(c.close)
+        new_player(c, "apiuser", "Watcher")
+        status, body = server.http_get("/api/health")
+        self.assertEqual(status, 200)
+        self.assertIn('"status":"ok"', body)
+        self.assertIn('"players":1', body)
+        status, body = server.http_get("/api/who")
+        self.assertIn('"name":"Watcher"', body)
+        self.assertIn('"zone":"lobby"', body)
+        status, metrics = server.http_get("/metrics")
+        self.assertEqual(status, 200)
+        for name in ("telos_telnet_connections", "telos_zone_tick_lag_ms_bucket",
+                     "telos_zone_occupancy", "telos_logins_total", "telos_commands_total",
+                     "telos_gate_errors_total"):
+            self.assertIn(name, metrics)
+        status, page = server.http_get("/")
+        self.assertEqual(status, 200)
+        self.assertIn("<html", page)
+        status, _ = server.http_get("/js/main.js")
+        self.assertEqual(status, 200)
+        status, body = server.http_get("/nothing-here")
+        self.assertEqual(status, 404)
+        self.assertIn('"error":"not_found"', body)
+
+    def test_graceful_stop_saves_and_tells_everyone(self):
+        server = self.start_server()
+        a = Telnet(server.telnet_port)
+        b = WebSocket(server.http_port)
+        self.addCleanup(a.close)
+        self.addCleanup(b.close)
+        new_player(a, "stopper", "Steadfast")
+        new_player(b, "stopweb", "Patient")
+        walk(a, TO_TOWN)
+        a.expect("The North Gate")
+        self.assertEqual(server.stop(signal.SIGTERM), 0)
+        a.expect("pausing for maintenance")
+        a.wait_closed()
+        b.expect("pausing for maintenance")
+        server.wait_log(lambda e: e.get("msg") == "stopped" and e.get("players_saved") == 2)
+
+        again = Server(BINARY, REPO, data_dir=server.data_dir).start()
+        self.addCleanup(again.cleanup)
+        c = Telnet(again.telnet_port)
+        self.addCleanup(c.close)
+        log_in(c, "stopper")
+        c.expect("The North Gate")
+
+    def test_kill9_loses_at_most_one_save_interval(self):
+        server = self.start_server(TELOS_SAVE_INTERVAL_MS=500)
+        c = Telnet(server.telnet_port)
+        self.addCleanup(c.close)
+        new_player(c, "crashy", "Unlucky")
+        walk(c, TO_TOWN)
+        c.expect("The North Gate")
+        # Two more periodic saves after arriving: the state on disk has caught up.
+        saved = server.metric("telos_saves_total")
+        server.wait_metric("telos_saves_total", lambda v: v >= saved + 2)
+        server.stop(signal.SIGKILL)
+        again = Server(BINARY, REPO, data_dir=server.data_dir).start()
+        self.addCleanup(again.cleanup)
+        d = Telnet(again.telnet_port)
+        self.addCleanup(d.close)
+        log_in(d, "crashy")
+        d.expect("The North Gate")
+
+
+class BadInputTest(unittest.TestCase):
+    """Every hostile input is answered clearly and nobody else notices."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(BINARY, REPO, extra_env={
+            "TELOS_CONNECTIONS_PER_ADDRESS_MAX": "6",
+            "TELOS_LOGIN_TIMEOUT_MS": "1500",
+        }).start()
+        cls.bystander = Telnet(cls.server.telnet_port)
+        new_player(cls.bystander, "bystander", "Calm")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.bystander.close()
+        cls.server.cleanup()
+
+    def assert_bystander_fine(self):
+        self.bystander.mark()
+        self.bystander.send("say still here")
+        self.bystander.expect("You say, 'still here'")
+
+    def player(self, account, character):
+        c = Telnet(self.server.telnet_port)
+        self.addCleanup(c.close)
+        new_player(c, account, character)
+        return c
+
+    def test_oversized_line_is_cut_with_a_message(self):
+        c = self.player("longline", "Verbose")
+        c.send("say " + "x" * 100000)
+        c.expect("too long")
+        c.expect("You say, 'xxxx")
+        self.assert_bystander_fine()
+
+    def test_invalid_utf8_and_control_bytes_are_cleaned(self):
+        c = self.player("badbytes", "Garbled")
+        # (0xFF is telnet IAC, so the invalid bytes here are others.)
+        c.send_raw(b"say caf\xc3\xa9 \xc3\x28 \xfe bell\x07 nul\x00 esc\x1b[31m end\r\n")
+        c.expect("You say, 'caf\u00e9 \ufffd( \ufffd bell nul esc[31m end'")
+        self.assert_bystander_fine()
+
+    def test_flooding_is_rate_limited(self):
+        c = self.player("flooder", "Hasty")
+        c.send_raw(b"look\r\n" * 200)
+        c.expect("faster than the world can listen")
+        self.assert_bystander_fine()
+
+    def test_random_bytes_do_not_hurt_the_server(self):
+        import random
+        rng = random.Random(7)
+        for _ in range(10):
+            with socket.create_connection(("127.0.0.1", self.server.telnet_port)) as s:
+                s.sendall(bytes(rng.randrange(256) for _ in range(4000)))
+        self.assert_bystander_fine()
+
+    def test_connections_per_address_are_capped(self):
+        opened = []
+        try:
+            outcome = None
+            for _ in range(8):
+                t = Telnet(self.server.telnet_port)
+                opened.append(t)
+                outcome = t.expect_any(["account name", "Too many connections"])
+                if outcome == "Too many connections":
+                    break
+            self.assertEqual(outcome, "Too many connections")
+            t.wait_closed()
+            self.assertLessEqual(len(opened), 6)  # the bystander holds one of the six
+        finally:
+            for t in opened:
+                t.close()
+        self.assert_bystander_fine()
+
+    def test_slow_login_is_timed_out(self):
+        c = Telnet(self.server.telnet_port)
+        self.addCleanup(c.close)
+        c.expect("account name")
+        c.expect("took too long to log in", timeout=10)
+        c.wait_closed()
+
+    def test_oversized_websocket_frame_is_closed_with_a_reason(self):
+        ws = WebSocket(self.server.http_port)
+        self.addCleanup(ws.close)
+        ws.expect("account name")
+        ws.send_frame(b"x" * 100000)
+        self.assertEqual(ws.expect_close(), 1009)
+        self.assert_bystander_fine()
+
+    def test_wrong_passwords_are_refused_then_the_connection_closed(self):
+        c = Telnet(self.server.telnet_port)
+        self.addCleanup(c.close)
+        for _ in range(3):
+            c.expect("account name")
+            c.send("bystander")
+            c.expect("Password:")
+            c.send("not the password")
+            c.expect("Wrong account name or password.")
+        c.wait_closed()
+        self.assert_bystander_fine()
+
+
+if __name__ == "__main__":
+    unittest.main()
