@@ -213,6 +213,7 @@ int RunServe(const ServeSettings& settings, const Config& config) {
   net::HttpServerOptions http_options;
   http_options.bind_address = settings.bind_address;
   http_options.port = settings.http_port;
+  http_options.connections_per_address_max = telnet_options.connections_per_address_max;
   net::HttpServer http(io, http_options, log);
   net::AddAdminRoutes(http, metrics, [&host, &gate] {
     return net::HealthReport{true, "\"role\":\"serve\",\"version\":\"" + std::string(kVersion) +
@@ -239,6 +240,9 @@ int RunServe(const ServeSettings& settings, const Config& config) {
     const Status& s = telnet_port.ok() ? http_port.status() : telnet_port.status();
     std::fprintf(stderr, "telos serve: %s\n", s.message().c_str());
     log.Error("cannot listen", {{"error", s.ToString()}});
+    // Nothing runs the event loop yet: stop it so the listeners' Stop() does not wait on it.
+    work.reset();
+    io.stop();
     telnet.Stop();
     http.Stop();
     persistence.Stop();
@@ -282,9 +286,15 @@ int RunServe(const ServeSettings& settings, const Config& config) {
     });
     if (s.ok()) ++zones_left;
   }
+  bool zones_stopped;
   {
     std::unique_lock lock(zones_mu);
-    zones_cv.wait_for(lock, kShutdownFlushTimeout, [&] { return zones_left == 0; });
+    zones_stopped = zones_cv.wait_for(lock, kShutdownFlushTimeout, [&] { return zones_left == 0; });
+  }
+  if (!zones_stopped) {
+    log.Error(
+        "graceful stop incomplete: zones did not stop in time; their players may not be saved",
+        {{"zones_left", static_cast<int64_t>(zones_left)}});
   }
   const Status flushed = persistence.FlushAll(kShutdownFlushTimeout);
   persistence.Stop();
@@ -296,7 +306,7 @@ int RunServe(const ServeSettings& settings, const Config& config) {
   blocking_pool.join();
   log.Info("stopped",
            {{"players_saved", static_cast<int64_t>(players_saved)}, {"flushed", flushed.ok()}});
-  return flushed.ok() ? 0 : 1;
+  return flushed.ok() && zones_stopped ? 0 : 1;
 }
 
 }  // namespace telos::app

@@ -53,6 +53,8 @@ struct Gate::Shared {
         errors_total(metrics.Counter("gate_errors_total", "Session steps that failed")) {}
 
   void UpdateGauges();  // REQUIRES: mu held
+  // The character left the world (quit, or removed after its link-dead grace).
+  void Departed(const std::string& name_key);
 
   const GateOptions options;
   asio::io_context& io;
@@ -71,35 +73,56 @@ struct Gate::Shared {
   std::mutex mu;
   std::map<std::string, std::shared_ptr<PlayerBinding>> bindings;  // guarded by mu; by name key
   std::set<SessionCore*> sessions;                                 // guarded by mu
-  bool shutting_down = false;                                      // guarded by mu
+  std::set<std::string> claiming;  // guarded by mu; name keys being claimed for play
+  bool shutting_down = false;      // guarded by mu
 };
 
 // A character in the world and the session (if any) showing it. Output for a link-dead
-// character is dropped: the player sees the room afresh when they come back.
+// character is dropped: the player sees the room afresh when they come back. Once the
+// character is on its way out (quit, or the link-dead grace ran out) the binding is "retiring":
+// nobody may attach to it, so a new login waits for the departure instead of resuming a ghost.
 class PlayerBinding final : public world::PlayerSink {
  public:
   PlayerBinding(std::string name_key, std::string display_name, int64_t account_id,
-                asio::io_context& io)
+                asio::io_context& io, std::function<void()> on_departed)
       : name_key_(std::move(name_key)),
         display_name_(std::move(display_name)),
         account_id_(account_id),
+        on_departed_(std::move(on_departed)),
         link_dead_timer_(io) {}
 
   void Deliver(world::PlayerOutput output) override;
 
-  // Binds `session`; returns the session it displaced, if any.
-  std::shared_ptr<SessionCore> Attach(std::shared_ptr<SessionCore> session) {
+  // Binds `session`. False when the character is leaving the world; otherwise `previous` gets
+  // the session it displaced, if any.
+  bool Attach(std::shared_ptr<SessionCore> session, std::shared_ptr<SessionCore>& previous) {
     std::lock_guard lock(mu_);
+    if (retiring_) return false;
     link_dead_timer_.cancel();
-    auto previous = std::move(session_);
+    previous = std::move(session_);
     session_ = std::move(session);
-    return previous;
+    return true;
   }
   // Unbinds `session` if it is the bound one; true if the character is now link-dead.
   bool Detach(const SessionCore* session) {
     std::lock_guard lock(mu_);
     if (session_.get() != session) return false;
     session_.reset();
+    return !retiring_;
+  }
+  // Runs `expired` after `delay` unless a session attaches first.
+  void StartLinkDeadTimer(std::chrono::milliseconds delay, std::function<void()> expired) {
+    std::lock_guard lock(mu_);
+    link_dead_timer_.expires_after(delay);
+    link_dead_timer_.async_wait([expired = std::move(expired)](boost::system::error_code ec) {
+      if (!ec) expired();
+    });
+  }
+  // Marks the binding retiring if nobody is attached; false if someone is (or it already is).
+  bool BeginRetiring() {
+    std::lock_guard lock(mu_);
+    if (session_ || retiring_) return false;
+    retiring_ = true;
     return true;
   }
   bool attached() const {
@@ -110,15 +133,16 @@ class PlayerBinding final : public world::PlayerSink {
   const std::string& name_key() const { return name_key_; }
   const std::string& display_name() const { return display_name_; }
   int64_t account_id() const { return account_id_; }
-  asio::steady_timer& link_dead_timer() { return link_dead_timer_; }
 
  private:
   const std::string name_key_;
   const std::string display_name_;
   const int64_t account_id_;
+  const std::function<void()> on_departed_;  // the world let the character go (quit)
   mutable std::mutex mu_;
   std::shared_ptr<SessionCore> session_;  // guarded by mu_
-  asio::steady_timer link_dead_timer_;    // guarded by mu_ (and Gate::Shared::mu for arming)
+  bool retiring_ = false;                 // guarded by mu_
+  asio::steady_timer link_dead_timer_;    // guarded by mu_
 };
 
 // One connection's login-and-play conversation.
@@ -167,6 +191,8 @@ class SessionCore final : public std::enable_shared_from_this<SessionCore> {
   void CreateCharacter(const std::string& name);     // REQUIRES: mu_ held
   void EnterWorld(store::CharacterRecord record);    // REQUIRES: mu_ held
   bool ResumeIfOnline(const std::string& name_key);  // REQUIRES: mu_ held
+  bool ReserveClaim(const std::string& name_key);    // REQUIRES: mu_ held
+  void ReleaseClaim(const std::string& name_key);    // REQUIRES: mu_ held
   void Fail(const Status& status);                   // REQUIRES: mu_ held
 
   std::shared_ptr<Gate::Shared> gate_;
@@ -185,6 +211,13 @@ class SessionCore final : public std::enable_shared_from_this<SessionCore> {
   std::shared_ptr<PlayerBinding> binding_;             // guarded by mu_; set while playing
 };
 
+void Gate::Shared::Departed(const std::string& name_key) {
+  registrar.Unregister(name_key);
+  std::lock_guard lock(mu);
+  bindings.erase(name_key);
+  UpdateGauges();
+}
+
 void Gate::Shared::UpdateGauges() {
   size_t playing = 0;
   size_t link_dead = 0;
@@ -201,15 +234,22 @@ void Gate::Shared::UpdateGauges() {
 }
 
 void PlayerBinding::Deliver(world::PlayerOutput output) {
+  const bool quit = output.disconnect;
   std::shared_ptr<SessionCore> session;
   {
     std::lock_guard lock(mu_);
     session = session_;
+    if (quit) {
+      // The world has saved the character and let it go, whether or not anyone is watching.
+      retiring_ = true;
+      session_.reset();
+      link_dead_timer_.cancel();
+    }
   }
-  if (!session) return;  // link-dead
-  const bool quit = output.disconnect;
-  session->Show(std::move(output));
-  if (quit) session->CharacterQuit();
+  if (session) session->Show(std::move(output));
+  if (!quit) return;
+  on_departed_();
+  if (session) session->CharacterQuit();
 }
 
 template <typename Work, typename Then>
@@ -241,7 +281,7 @@ void SessionCore::Start() {
   login_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
     auto self = weak.lock();
     if (ec || !self) return;
-    std::lock_guard lock(self->mu_);
+    std::lock_guard session_lock(self->mu_);
     if (self->step_ != Step::kPlaying && self->step_ != Step::kClosed) {
       self->terminal_->Close("You took too long to log in. Goodbye.");
     }
@@ -454,7 +494,13 @@ bool SessionCore::ResumeIfOnline(const std::string& name_key) {
     ShowMenu();
     return true;
   }
-  auto previous = binding->Attach(shared_from_this());
+  std::shared_ptr<SessionCore> previous;
+  if (!binding->Attach(shared_from_this(), previous)) {
+    terminal_->SendText(binding->display_name() +
+                        " is just leaving the world; try again in a moment.\n");
+    ShowMenu();
+    return true;
+  }
   if (previous && previous.get() != this) {
     // Told from the io thread: that session may be waiting for our lock right now.
     asio::post(gate_->io, [previous] { previous->Displaced(); });
@@ -472,16 +518,34 @@ bool SessionCore::ResumeIfOnline(const std::string& name_key) {
   return true;
 }
 
+bool SessionCore::ReserveClaim(const std::string& key) {
+  std::lock_guard lock(gate_->mu);
+  if (gate_->bindings.count(key) != 0 || !gate_->claiming.insert(key).second) {
+    terminal_->SendText("That character is being entered from another connection.\n");
+    return false;
+  }
+  return true;
+}
+
+void SessionCore::ReleaseClaim(const std::string& key) {
+  std::lock_guard lock(gate_->mu);
+  gate_->claiming.erase(key);
+}
+
 void SessionCore::Play(const std::string& name) {
   const std::string key = world::NameKey(name);
   if (ResumeIfOnline(key)) return;
+  // Two connections of one account must not both claim: the later claim would fence every
+  // save of the earlier one.
+  if (!ReserveClaim(key)) return ShowMenu();
   RunBlocking(
       [g = gate_, id = account_id_, name, key] {
         g->registrar.AwaitSaved(key);  // a save still queued from the last visit lands first
         return g->accounts.ClaimCharacter(id, name, 0);
       },
-      [this](Result<store::CharacterRecord> record) {
+      [this, key](Result<store::CharacterRecord> record) {
         if (!record.ok()) {
+          ReleaseClaim(key);
           if (record.status().code() == StatusCode::kNotFound) {
             terminal_->SendText("You have no character by that name.\n");
           } else {
@@ -500,6 +564,9 @@ void SessionCore::CreateCharacter(const std::string& name) {
   }
   const std::string display = account::DisplayCharacterName(name);
   const world::Ref start = gate_->options.start_room;
+  if (!ReserveClaim(world::NameKey(display))) {
+    return Prompt("Type \"new <name>\" to try another name.");
+  }
   RunBlocking(
       [g = gate_, id = account_id_, display, start]() -> Result<store::CharacterRecord> {
         const world::CharacterState fresh = world::NewCharacter(display, start);
@@ -508,8 +575,9 @@ void SessionCore::CreateCharacter(const std::string& name) {
         if (!created.ok()) return created.status();
         return g->accounts.ClaimCharacter(id, display, 0);
       },
-      [this](Result<store::CharacterRecord> record) {
+      [this, key = world::NameKey(display)](Result<store::CharacterRecord> record) {
         if (!record.ok()) {
+          ReleaseClaim(key);
           if (record.status().code() == StatusCode::kAlreadyExists) {
             terminal_->SendText("That name is taken; please choose another.\n");
           } else {
@@ -527,13 +595,20 @@ void SessionCore::EnterWorld(store::CharacterRecord record) {
   if (!state.ok()) {
     gate_->log.Error("character state unreadable",
                      {{"character", record.name}, {"error", state.status().ToString()}});
+    ReleaseClaim(world::NameKey(record.name));
     Fail(Status::Internal("unreadable character"));
     return ShowMenu();
   }
   const std::string key = world::NameKey(record.name);
-  auto binding = std::make_shared<PlayerBinding>(key, record.name, record.account_id, gate_->io);
+  std::weak_ptr<Gate::Shared> weak_gate = gate_;
+  auto binding = std::make_shared<PlayerBinding>(key, record.name, record.account_id, gate_->io,
+                                                 [weak_gate, key] {
+                                                   if (auto gate = weak_gate.lock())
+                                                     gate->Departed(key);
+                                                 });
   {
     std::lock_guard lock(gate_->mu);
+    gate_->claiming.erase(key);
     if (gate_->shutting_down) {
       terminal_->Close("The world is closing; please come back soon.");
       return;
@@ -544,7 +619,8 @@ void SessionCore::EnterWorld(store::CharacterRecord record) {
     }
     gate_->bindings[key] = binding;
   }
-  binding->Attach(shared_from_this());
+  std::shared_ptr<SessionCore> none;
+  binding->Attach(shared_from_this(), none);
   gate_->registrar.Register(key, record.name, record.account_id, record.state_version,
                             record.owner_epoch);
   const Status entered = gate_->link.Enter(std::move(*state), binding);
@@ -564,8 +640,11 @@ void SessionCore::EnterWorld(store::CharacterRecord record) {
     std::lock_guard lock(gate_->mu);
     gate_->UpdateGauges();
   }
-  gate_->log.Info("character entered",
-                  {{"character", record.name}, {"owner_epoch", record.owner_epoch}});
+  const net::TerminalInfo info = terminal_->Info();
+  gate_->log.Info("character entered", {{"character", record.name},
+                                        {"owner_epoch", record.owner_epoch},
+                                        {"transport", info.transport},
+                                        {"client", info.client}});
 }
 
 void SessionCore::Show(world::PlayerOutput output) {
@@ -580,21 +659,10 @@ void SessionCore::Show(world::PlayerOutput output) {
 }
 
 void SessionCore::CharacterQuit() {
-  std::shared_ptr<PlayerBinding> binding;
   {
     std::lock_guard lock(mu_);
-    binding = std::move(binding_);
+    binding_.reset();
     step_ = Step::kClosed;
-  }
-  if (binding) {
-    {
-      std::lock_guard lock(gate_->mu);
-      auto it = gate_->bindings.find(binding->name_key());
-      if (it != gate_->bindings.end() && it->second == binding) gate_->bindings.erase(it);
-      gate_->UpdateGauges();
-    }
-    gate_->registrar.Unregister(binding->name_key());
-    binding->Detach(this);
   }
   terminal_->Close("Come back soon.");
 }
@@ -619,21 +687,13 @@ void SessionCore::OnClosed() {
   if (binding && binding->Detach(this)) {
     // The character stays in the world, link-dead, until the timer takes it out.
     gate_->log.Info("character link-dead", {{"character", binding->display_name()}});
-    auto& timer = binding->link_dead_timer();
-    timer.expires_after(std::chrono::milliseconds(gate_->options.link_dead_ms));
-    timer.async_wait([gate = gate_, binding](boost::system::error_code ec) {
-      if (ec || binding->attached()) return;
-      {
-        std::lock_guard lock(gate->mu);
-        auto it = gate->bindings.find(binding->name_key());
-        if (it == gate->bindings.end() || it->second != binding) return;
-        gate->bindings.erase(it);
-        gate->UpdateGauges();
-      }
-      gate->log.Info("link-dead character removed", {{"character", binding->display_name()}});
-      gate->link.Remove(binding->name_key(),
-                        [gate, key = binding->name_key()] { gate->registrar.Unregister(key); });
-    });
+    binding->StartLinkDeadTimer(
+        std::chrono::milliseconds(gate_->options.link_dead_ms), [gate = gate_, binding] {
+          if (!binding->BeginRetiring()) return;  // resumed meanwhile, or already leaving
+          gate->log.Info("link-dead character removed", {{"character", binding->display_name()}});
+          gate->link.Remove(binding->name_key(),
+                            [gate, key = binding->name_key()] { gate->Departed(key); });
+        });
   }
   gate_->UpdateGauges();
 }

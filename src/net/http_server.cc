@@ -70,11 +70,12 @@ HttpResponse HttpResponse::Error(int status, std::string_view code, std::string_
 // One accepted connection. All of its I/O runs on its own strand (the stream's executor), so
 // Stop() closes it by posting to that strand rather than touching it from another thread.
 struct Connection {
-  explicit Connection(tcp::socket socket)
-      : executor(socket.get_executor()), stream(std::move(socket)) {}
+  Connection(tcp::socket socket, std::string remote)
+      : executor(socket.get_executor()), stream(std::move(socket)), address(std::move(remote)) {}
   // The connection's strand, kept apart because the stream may be moved into a WebSocket.
   asio::any_io_executor executor;
   beast::tcp_stream stream;
+  const std::string address;
   // Set once the connection became a WebSocket (which then owns the socket).
   std::function<void()> closer;
 
@@ -95,7 +96,9 @@ struct SharedState {
   std::mutex mu;
   std::condition_variable idle;
   std::set<std::shared_ptr<Connection>> connections;  // guarded by mu
+  std::map<std::string, size_t> per_address;          // guarded by mu
   bool accepting = false;                             // guarded by mu
+  bool acceptor_close_pending = false;                // guarded by mu
   bool stopping = false;                              // guarded by mu
 };
 
@@ -163,12 +166,7 @@ struct HttpServer::Impl {
 
   asio::awaitable<void> Serve(std::shared_ptr<Connection> conn) {
     beast::flat_buffer buffer;
-    std::string remote;
-    {
-      beast::error_code ec;
-      auto ep = conn->stream.socket().remote_endpoint(ec);
-      if (!ec) remote = ep.address().to_string();
-    }
+    const std::string remote = conn->address;
     bool first = true;
     for (;;) {
       http::request_parser<http::string_body> parser;
@@ -243,15 +241,21 @@ struct HttpServer::Impl {
         co_await backoff.async_wait(kTuple);
         continue;
       }
-      auto conn = std::make_shared<Connection>(std::move(socket));
+      beast::error_code addr_ec;
+      std::string address = socket.remote_endpoint(addr_ec).address().to_string();
+      auto conn = std::make_shared<Connection>(std::move(socket), std::move(address));
       {
         std::lock_guard lock(shared->mu);
         if (shared->stopping) break;
-        if (shared->connections.size() >= options.connections_max) {
+        size_t& from_address = shared->per_address[conn->address];
+        if (addr_ec || shared->connections.size() >= options.connections_max ||
+            from_address >= options.connections_per_address_max) {
+          if (from_address == 0) shared->per_address.erase(conn->address);
           beast::error_code ignored;
           conn->stream.socket().close(ignored);
           continue;
         }
+        ++from_address;
         shared->connections.insert(conn);
         owner.active_.store(shared->connections.size());
       }
@@ -259,6 +263,10 @@ struct HttpServer::Impl {
                      [shared = shared, conn, &counter = owner.active_](std::exception_ptr) {
                        std::lock_guard lock(shared->mu);
                        shared->connections.erase(conn);
+                       if (auto it = shared->per_address.find(conn->address);
+                           it != shared->per_address.end() && --it->second == 0) {
+                         shared->per_address.erase(it);
+                       }
                        counter.store(shared->connections.size());
                        shared->idle.notify_all();
                      });
@@ -332,10 +340,18 @@ void HttpServer::Stop() {
     open.assign(shared->connections.begin(), shared->connections.end());
   }
   if (accepting) {
-    // The accept loop owns the acceptor now: close it on its strand.
-    asio::post(impl_->acceptor.get_executor(), [impl = impl_.get()] {
+    // The accept loop owns the acceptor now: close it on its strand, and wait below until that
+    // has run, since it touches this server.
+    {
+      std::lock_guard lock(shared->mu);
+      shared->acceptor_close_pending = true;
+    }
+    asio::post(impl_->acceptor.get_executor(), [impl = impl_.get(), shared] {
       beast::error_code ignored;
       impl->acceptor.close(ignored);
+      std::lock_guard lock(shared->mu);
+      shared->acceptor_close_pending = false;
+      shared->idle.notify_all();
     });
   } else {
     beast::error_code ignored;
@@ -346,7 +362,9 @@ void HttpServer::Stop() {
   }
   if (impl_->io.stopped()) return;  // nothing will run the coroutines to completion
   std::unique_lock lock(shared->mu);
-  shared->idle.wait(lock, [&] { return !shared->accepting && shared->connections.empty(); });
+  shared->idle.wait(lock, [&] {
+    return !shared->accepting && !shared->acceptor_close_pending && shared->connections.empty();
+  });
 }
 
 }  // namespace telos::net

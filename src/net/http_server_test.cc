@@ -172,7 +172,9 @@ TEST_F(HttpServerTest, RandomBytesNeverHurtTheServer) {
     if (round % 2 == 0) junk += "\r\n\r\n";
     const std::string res = Exchange(junk, std::chrono::milliseconds(3000));
     EXPECT_EQ(res.find("<timeout>"), std::string::npos) << "round " << round;
-    if (!res.empty()) EXPECT_EQ(res.rfind("HTTP/1.1 4", 0), 0u) << res.substr(0, 100);
+    if (!res.empty()) {
+      EXPECT_EQ(res.rfind("HTTP/1.1 4", 0), 0u) << res.substr(0, 100);
+    }
   }
   EXPECT_NE(Get("/api/health").find("HTTP/1.1 200"), std::string::npos);
 }
@@ -192,6 +194,28 @@ TEST_F(HttpServerTest, StopClosesIdleConnections) {
   EXPECT_EQ(server_->active_connections(), 0u);
   EXPECT_EQ(ReadUntilClosed(idle, std::chrono::milliseconds(2000)).find("<timeout>"),
             std::string::npos);
+}
+
+TEST_F(HttpServerTest, ConnectionsPerAddressAreCapped) {
+  HttpServerOptions options;
+  options.connections_per_address_max = 2;
+  StartServer(options);
+  asio::io_context client_io;
+  tcp::socket a(client_io), b(client_io), c(client_io);
+  for (auto* s : {&a, &b}) s->connect({asio::ip::make_address("127.0.0.1"), port_});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (server_->active_connections() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  ASSERT_EQ(server_->active_connections(), 2u);
+  c.connect({asio::ip::make_address("127.0.0.1"), port_});
+  // The third is closed at once; the server answers again once one of the two has gone.
+  EXPECT_EQ(ReadUntilClosed(c, std::chrono::milliseconds(5000)), "");
+  a.close();
+  while (server_->active_connections() > 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_NE(Get("/api/health").find("HTTP/1.1 200"), std::string::npos);
 }
 
 TEST_F(HttpServerTest, BindingABusyPortIsUnavailable) {

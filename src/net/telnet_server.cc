@@ -40,7 +40,7 @@ struct TelnetServer::Impl : std::enable_shared_from_this<TelnetServer::Impl> {
                                             "Input lines dropped by the rate limit")) {}
 
   asio::awaitable<void> Accept();
-  bool Admit(const std::string& address);
+  bool Admit(const std::shared_ptr<TelnetSession>& session, const std::string& address);
   void Release(const std::shared_ptr<TelnetSession>& session, const std::string& address);
 
   asio::io_context& io;
@@ -76,6 +76,13 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
         limiter_(server_->options.input_lines_per_second, server_->options.input_lines_burst,
                  server_->clock.Now()),
         last_input_(server_->clock.Now()) {}
+
+  // Tells a connection that was not admitted why, and closes it (it was never started).
+  void Refuse(std::string_view reason) {
+    boost::system::error_code ec;
+    socket_.write_some(asio::buffer(reason.data(), reason.size()), ec);
+    socket_.close(ec);
+  }
 
   // Creates the handler and starts reading, on the connection's strand.
   void Start() {
@@ -222,8 +229,12 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
       outbox_bytes_ = 0;
       // A client that accepts no bytes for the write timeout is cut off.
       deadline.expires_after(std::chrono::milliseconds(server_->options.write_timeout_ms));
-      deadline.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
-        if (auto s = weak.lock(); s && !ec) s->CloseSocket();
+      const uint64_t batch_id = ++write_batches_;
+      deadline.async_wait([weak = weak_from_this(), batch_id](boost::system::error_code ec) {
+        // A handler already queued when its batch finished must not cut off a later batch.
+        if (auto s = weak.lock(); s && !ec && s->write_batches_ == batch_id && s->writing_) {
+          s->CloseSocket();
+        }
       });
       auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(batch), kTuple);
       deadline.cancel();
@@ -271,6 +282,7 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
   std::deque<std::string> outbox_;
   size_t outbox_bytes_ = 0;
   bool writing_ = false;
+  uint64_t write_batches_ = 0;  // which write the pending deadline belongs to
   bool closing_ = false;
   bool socket_closed_ = false;
   bool finished_ = false;
@@ -282,7 +294,8 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
   TerminalInfo info_{"telnet", address_, "", 0, 0};
 };
 
-bool TelnetServer::Impl::Admit(const std::string& address) {
+bool TelnetServer::Impl::Admit(const std::shared_ptr<TelnetSession>& session,
+                               const std::string& address) {
   std::lock_guard lock(mu);
   if (stopping) return false;
   if (sessions.size() >= options.connections_max) return false;
@@ -292,6 +305,9 @@ bool TelnetServer::Impl::Admit(const std::string& address) {
     return false;
   }
   ++n;
+  // Counted and listed in one step, so Stop() either refuses it or sees it.
+  sessions.insert(session);
+  connections_gauge.Set(static_cast<double>(sessions.size()));
   return true;
 }
 
@@ -320,21 +336,18 @@ asio::awaitable<void> TelnetServer::Impl::Accept() {
     }
     boost::system::error_code addr_ec;
     const std::string address = socket.remote_endpoint(addr_ec).address().to_string();
-    if (addr_ec || !Admit(address)) {
-      refused_total.Increment();
-      // A short, plain refusal: the client learns why instead of seeing a silent hang-up.
-      static constexpr std::string_view kFull = "Too many connections; try again later.\r\n";
-      socket.write_some(asio::buffer(kFull.data(), kFull.size()), addr_ec);
+    if (addr_ec) {
       socket.close(addr_ec);
       continue;
     }
-    accepted_total.Increment();
     auto session = std::make_shared<TelnetSession>(self, std::move(socket), address);
-    {
-      std::lock_guard lock(mu);
-      sessions.insert(session);
-      connections_gauge.Set(static_cast<double>(sessions.size()));
+    if (!Admit(session, address)) {
+      refused_total.Increment();
+      // A short, plain refusal: the client learns why instead of seeing a silent hang-up.
+      session->Refuse("Too many connections; try again later.\r\n");
+      continue;
     }
+    accepted_total.Increment();
     session->Start();
   }
 }

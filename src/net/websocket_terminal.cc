@@ -61,6 +61,8 @@ class WebSocketTerminal final : public Terminal,
     set_closer([weak = weak_from_this()] {
       if (auto s = weak.lock()) s->CloseSocket();
     });
+    // The HTTP read left a deadline on the stream; from here the WebSocket's own timeouts rule.
+    beast::get_lowest_layer(ws_).expires_never();
     websocket::stream_base::timeout timeouts{};
     timeouts.handshake_timeout = std::chrono::seconds(10);
     timeouts.idle_timeout = std::chrono::seconds(30);  // pings find dead peers

@@ -282,7 +282,9 @@ TEST(DirectorRosterTest, IndexedAndPlainPathsDecideAlikeOverManySeeds) {
     }
   }
   // The generator must actually exercise the social terms, or the comparison proves little.
-  if (Seeds().size() == kRandomCases) EXPECT_GT(social_points_seen, 500);
+  if (Seeds().size() == kRandomCases) {
+    EXPECT_GT(social_points_seen, 500);
+  }
 }
 
 }  // namespace

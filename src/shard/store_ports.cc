@@ -9,7 +9,8 @@ constexpr std::chrono::milliseconds kAwaitSavedTimeout{5000};
 
 StorePersistence::StorePersistence(store::CharacterStore& store, Metrics& metrics, Logger& log,
                                    store::CharacterSaver::Options options)
-    : log_(log),
+    : store_(store),
+      log_(log),
       saver_(
           store, metrics, log, [this](const store::SaveReport& r) { OnReport(r); }, options) {}
 
@@ -37,8 +38,13 @@ void StorePersistence::Unregister(const std::string& name_key) {
 
 void StorePersistence::AwaitSaved(const std::string& name_key) {
   const Status s = saver_.Flush(name_key, kAwaitSavedTimeout);
-  if (!s.ok())
+  if (!s.ok()) {
     log_.Warn("pending save not written", {{"character", name_key}, {"error", s.ToString()}});
+    return;
+  }
+  // The character is about to be claimed afresh: versions written in its last visit no longer
+  // matter, and forgetting them keeps the saver's memory bounded by who is online.
+  saver_.Forget(name_key);
 }
 
 Status StorePersistence::FlushAll(std::chrono::milliseconds timeout) {
@@ -84,6 +90,19 @@ void StorePersistence::OnReport(const store::SaveReport& report) {
       it->second.state_version = report.new_state_version;
     }
     return;
+  }
+  if (report.status.code() == StatusCode::kConflict) {
+    // Someone wrote the row since our last known version (a save whose report we missed).
+    // Rebase: the next periodic save carries the newer state on top of the row's version.
+    auto row = store_.Load(report.name);
+    std::lock_guard lock(mu_);
+    auto it = fences_.find(world::NameKey(report.name));
+    if (row.ok() && it != fences_.end() && row->owner_epoch == it->second.owner_epoch) {
+      it->second.state_version = row->state_version;
+      log_.Warn("save conflict: rebased on the stored version",
+                {{"character", report.name}, {"state_version", row->state_version}});
+      return;
+    }
   }
   if (store::IsFenced(report.status)) {
     log_.Warn("save fenced: another owner holds this character",

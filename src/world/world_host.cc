@@ -167,15 +167,12 @@ bool WorldHost::Transfer(PlayerTransfer& transfer) {
   if (it == zones_.end()) return false;
   std::string key = NameKey(transfer.state.name);
   RosterEntry entry{transfer.state.name, it->first, transfer.state.level};
-  PlayerTransfer moving = std::move(transfer);
-  Status status = it->second->Admit(std::move(moving));
+  Status status = it->second->TryAdmit(transfer);
   if (!status.ok()) {
+    // The player is still in `transfer`: the caller keeps them where they were.
     deps_.logger->Warn("zone transfer refused",
                        {{"player", key}, {"zone", it->first}, {"status", status.ToString()}});
-    // The transfer was consumed by the refused message; the caller keeps nothing to restore,
-    // so the player is dropped from routing and will log in again from the last save.
-    roster_.erase(key);
-    return true;
+    return false;
   }
   roster_[key] = std::move(entry);
   return true;

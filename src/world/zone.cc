@@ -99,12 +99,12 @@ void Zone::Heartbeat(Instant deadline) {
 
 void Zone::Stop(std::function<void(std::vector<PlayerTransfer>)> done) {
   executor_->Post([self = shared_from_this(), done = std::move(done)] {
-    // Messages already accepted still apply first, then the zone closes.
-    self->Drain();
+    // Close the inbox first, then apply what it already accepted: nothing can slip in after.
     {
       std::lock_guard<std::mutex> lock(self->inbox_mu_);
       self->closed_ = true;
     }
+    self->Drain();
     self->stopped_on_executor_ = true;
     std::vector<PlayerTransfer> players = self->core_->FreezeAll();
     self->core_->Flush();
@@ -113,8 +113,14 @@ void Zone::Stop(std::function<void(std::vector<PlayerTransfer>)> done) {
 }
 
 Status Zone::Admit(PlayerTransfer transfer) {
+  return TryAdmit(transfer);
+}
+
+Status Zone::TryAdmit(PlayerTransfer& transfer) {
   auto shared = std::make_shared<PlayerTransfer>(std::move(transfer));
-  return Enqueue([shared](ZoneCore& core) { core.Admit(std::move(*shared)); });
+  Status status = Enqueue([shared](ZoneCore& core) { core.Admit(std::move(*shared)); });
+  if (!status.ok()) transfer = std::move(*shared);  // refused: the caller keeps the player
+  return status;
 }
 
 Status Zone::Command(std::string name_key, std::string line, int hops) {

@@ -133,6 +133,32 @@ class ServeTest(unittest.TestCase):
         c2.expect("You take hold of Ghostly again.")
         c2.expect("The North Gate")
 
+    def test_quit_then_hang_up_leaves_no_ghost(self):
+        # The client sends quit and closes at once, before the world has answered: the
+        # character must still leave cleanly and be playable again right away.
+        server = self.start_server(TELOS_LINK_DEAD_MS=60000)
+        c = Telnet(server.telnet_port)
+        new_player(c, "hangup", "Abrupt")
+        walk(c, TO_TOWN)
+        c.expect("The North Gate")
+        c.send("quit")
+        c.close()  # whichever the server notices first, quit or hang-up, must end the same
+        again = Telnet(server.telnet_port)
+        self.addCleanup(again.close)
+        deadline = time.time() + 15
+        while True:
+            log_in(again, "hangup")
+            seen = again.expect_any(["The North Gate", "just leaving the world"])
+            if seen == "The North Gate":
+                break
+            self.assertLess(time.time(), deadline)
+            again.mark()
+            again.send("quit")  # back at the menu; try again from the account prompt
+            again.wait_closed()
+            again = Telnet(server.telnet_port)
+            self.addCleanup(again.close)
+        self.assertNotIn("You take hold of", again.text)
+
     def test_link_dead_character_leaves_after_the_grace(self):
         server = self.start_server(TELOS_LINK_DEAD_MS=300)
         c = Telnet(server.telnet_port)

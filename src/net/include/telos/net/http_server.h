@@ -71,6 +71,8 @@ struct HttpServerOptions {
   int64_t idle_timeout_ms = limits::kHttpIdleTimeoutMs;
   int64_t write_timeout_ms = limits::kHttpWriteTimeoutMs;
   size_t connections_max = limits::kHttpConnectionsMax;
+  // Connections from one address at once, WebSocket players included.
+  size_t connections_per_address_max = limits::kTelnetConnectionsPerAddressMax;
 };
 
 // Limits for player connections over WebSocket; they mirror TelnetServerOptions.

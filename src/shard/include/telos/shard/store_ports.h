@@ -58,6 +58,7 @@ class StorePersistence final : public world::CharacterPersistence, public gate::
   };
   void OnReport(const store::SaveReport& report);
 
+  store::CharacterStore& store_;
   Logger& log_;
   std::mutex mu_;
   std::map<std::string, Fences> fences_;  // guarded by mu_; by name key

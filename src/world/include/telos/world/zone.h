@@ -113,6 +113,9 @@ class Zone : public std::enable_shared_from_this<Zone> {
   // A player arrives: placed in transfer.state.room (the pack's start room if that is empty or
   // not in this zone), shown the room, and from now on reached by Command().
   Status Admit(PlayerTransfer transfer);
+  // As Admit, but when the zone refuses (inbox full, stopped) `transfer` is left intact so the
+  // caller can put the player somewhere else instead of losing them.
+  Status TryAdmit(PlayerTransfer& transfer);
   // One line of player input. Unknown names are forwarded through the router (hops counts how
   // often this line was re-routed already).
   Status Command(std::string name_key, std::string line, int hops = 0);
