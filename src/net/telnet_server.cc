@@ -7,6 +7,7 @@
 #include <mutex>
 #include <set>
 
+#include "dispatch.h"
 #include "input_limiter.h"
 
 namespace telos::net {
@@ -128,10 +129,7 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
  private:
   template <typename F>
   void OnStrand(F&& f) {
-    asio::dispatch(socket_.get_executor(), [self = shared_from_this(), f = std::forward<F>(f)] {
-      (void)self;
-      f();
-    });
+    DispatchKeepingAlive(socket_.get_executor(), shared_from_this(), std::forward<F>(f));
   }
 
   asio::awaitable<void> ReadLoop() {

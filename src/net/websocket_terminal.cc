@@ -7,6 +7,7 @@
 #include <deque>
 #include <mutex>
 
+#include "dispatch.h"
 #include "input_limiter.h"
 #include "telos/net/text.h"
 
@@ -118,10 +119,7 @@ class WebSocketTerminal final : public Terminal,
  private:
   template <typename F>
   void OnStrand(F&& f) {
-    asio::dispatch(ws_.get_executor(), [self = shared_from_this(), f = std::forward<F>(f)] {
-      (void)self;
-      f();
-    });
+    DispatchKeepingAlive(ws_.get_executor(), shared_from_this(), std::forward<F>(f));
   }
 
   asio::awaitable<void> ReadLoop() {
