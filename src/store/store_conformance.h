@@ -1,5 +1,6 @@
 // The store conformance suite: what every backend of CharacterStore, AccountStore and MailStore
-// must do, written once and run against each backend (SQLite now, PostgreSQL with the fleet).
+// must do, written once and run against each backend (SQLite in store_test, PostgreSQL in
+// store_postgres_test).
 //
 // A backend joins by providing a StoreBackendFactory and instantiating the suite:
 //   INSTANTIATE_TEST_SUITE_P(Sqlite, StoreConformanceTest,
@@ -12,6 +13,7 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -36,6 +38,12 @@ struct StoreBackendFactory {
   std::string name;  // a test-name suffix: letters and digits only
   std::function<std::unique_ptr<StoreBackend>(const Clock& clock)> make;
 };
+
+// Prints the factory as its name, so that gtest (and the ctest names gtest_discover_tests
+// derives) show "GetParam() = Sqlite" rather than the struct's bytes, which change per build.
+inline void PrintTo(const StoreBackendFactory& factory, std::ostream* os) {
+  *os << factory.name;
+}
 
 inline std::string BackendName(const ::testing::TestParamInfo<StoreBackendFactory>& info) {
   return info.param.name;

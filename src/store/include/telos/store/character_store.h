@@ -1,7 +1,8 @@
 // CharacterStore: durable characters with a two-fence save.
 //
 // One interface, two backends: SQLite for a single machine (sqlite_store.h) and PostgreSQL for
-// the fleet (later). Both pass the conformance suite in src/store/store_conformance_test.cc.
+// the fleet (postgres_store.h). Both pass the conformance suite in
+// src/store/store_conformance_test.cc.
 //
 // The save is conditional on two independent fences (spec 001, the durability ladder):
 //   1. the row still has `expected_state_version` — otherwise kConflict: somebody else wrote

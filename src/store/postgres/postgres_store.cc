@@ -1,0 +1,652 @@
+#include "telos/store/postgres_store.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "postgres/connection.h"
+#include "postgres/migrations.h"
+#include "telos/base/limits.h"
+
+namespace telos::store {
+namespace {
+
+using postgres::Access;
+using postgres::Connection;
+using postgres::ConnectOptions;
+using postgres::Params;
+using postgres::Rows;
+using postgres::Transaction;
+
+// Fetches the live connection into `var` (a Connection&), or returns the enclosing function's
+// error when PostgreSQL cannot be reached. REQUIRES: db_.mu held.
+#define TELOS_PG_CONNECTION(var)                            \
+  auto var##_acquired = db_.AcquireLocked();                \
+  if (!var##_acquired.ok()) return var##_acquired.status(); \
+  Connection& var = **var##_acquired
+
+// The connection shared by the three stores of one PostgresStore, and its reconnect state.
+//
+// Why one connection under a mutex rather than a pool: the callers are the blocking pool and the
+// CharacterSaver's single worker, and every call is one or a few short statements, so the
+// connection is rarely contended; a fleet of shards times N pooled connections would eat
+// max_connections; and one connection keeps the reconnect/backoff state trivially consistent.
+// If profiles ever show callers queueing here, a pool of these is a local change.
+class Database {
+ public:
+  Database(ConnectOptions connect, const PostgresStoreOptions& options, const Clock& clock,
+           std::unique_ptr<Connection> conn)
+      : connect_(std::move(connect)),
+        backoff_initial_ms_(options.reconnect_backoff_initial_ms),
+        backoff_max_ms_(options.reconnect_backoff_max_ms),
+        clock_(clock),
+        conn_(std::move(conn)) {}
+
+  int64_t NowMs() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               clock_.WallNow().time_since_epoch())
+        .count();
+  }
+
+  // The live connection, reconnecting when the last one died. A connection found dead is
+  // replaced at once (the server may simply have restarted); only after a failed connect do
+  // further attempts wait out the backoff, so a down server costs one connect timeout per
+  // backoff period, not one per call. REQUIRES: mu held.
+  Result<Connection*> AcquireLocked() {
+    if (conn_ != nullptr && !conn_->broken()) return conn_.get();
+    conn_.reset();
+    const Instant now = clock_.Now();
+    if (retry_at_.has_value() && now < *retry_at_) {
+      return Status::Unavailable("PostgreSQL is unreachable (next reconnect attempt in " +
+                                 std::to_string(ElapsedMs(now, *retry_at_)) +
+                                 " ms): " + last_error_);
+    }
+    auto opened = Connection::Open(connect_);
+    if (!opened.ok()) {
+      backoff_ms_ =
+          backoff_ms_ == 0 ? backoff_initial_ms_ : std::min(backoff_ms_ * 2, backoff_max_ms_);
+      retry_at_ = now + std::chrono::milliseconds(backoff_ms_);
+      last_error_ = opened.status().message();
+      return Status::Unavailable("PostgreSQL is unreachable: " + last_error_);
+    }
+    backoff_ms_ = 0;
+    retry_at_.reset();
+    conn_ = std::move(opened).value();
+    return conn_.get();
+  }
+
+  // Runs one read-only statement. When the connection turns out to be dead (a server restart
+  // leaves an idle connection dead without telling us until it is used), the read is retried
+  // once on a new connection: unlike a write, a read is safe to repeat. REQUIRES: mu held.
+  Result<Rows> ReadLocked(std::string_view sql, const Params& params, std::string_view what) {
+    for (int attempt = 0;; ++attempt) {
+      auto conn = AcquireLocked();
+      if (!conn.ok()) return conn.status();
+      auto rows = (*conn)->Exec(sql, params, Access::kRead, what);
+      if (rows.ok() || attempt > 0 || !(*conn)->broken()) return rows;
+    }
+  }
+
+  // Serializes every use of conn_ and the reconnect state (see the class comment).
+  std::mutex mu;
+
+ private:
+  const ConnectOptions connect_;
+  const int64_t backoff_initial_ms_;
+  const int64_t backoff_max_ms_;
+  const Clock& clock_;
+  std::unique_ptr<Connection> conn_;  // null after a drop until the next successful connect
+  int64_t backoff_ms_ = 0;            // 0 while the last connect succeeded
+  std::optional<Instant> retry_at_;
+  std::string last_error_;
+};
+
+Status CheckBytes(std::string_view what, std::string_view value, size_t bytes_max) {
+  if (value.size() <= bytes_max) return Status::Ok();
+  return Status::InvalidArgument(std::string(what) + " is longer than " +
+                                 std::to_string(bytes_max) + " bytes");
+}
+
+// Re-labels a status of one code with a clearer message, keeping every other status as is.
+Status Relabel(Status status, StatusCode code, std::string message) {
+  if (status.code() == code) return Status(code, std::move(message));
+  return status;
+}
+
+std::string Quoted(std::string_view name) {
+  return "'" + std::string(name) + "'";
+}
+
+// ---------------------------------------------------------------------------------- characters
+
+#define TELOS_PG_CHARACTER_COLUMNS                                                       \
+  "display_name, account_id, state_version, owner_epoch, zone_id, room_id, state_json, " \
+  "created_at_ms, updated_at_ms"
+
+CharacterRecord ReadCharacter(const Rows& rows, int row) {
+  CharacterRecord r;
+  r.name = rows.Text(row, 0);
+  r.account_id = rows.Int(row, 1);
+  r.state_version = rows.Int(row, 2);
+  r.owner_epoch = rows.Int(row, 3);
+  r.zone_id = rows.Text(row, 4);
+  r.room_id = rows.Text(row, 5);
+  r.state_json = rows.Text(row, 6);
+  r.created_at_ms = rows.Int(row, 7);
+  r.updated_at_ms = rows.Int(row, 8);
+  return r;
+}
+
+Status CheckCharacterContent(const CharacterRecord& record) {
+  TELOS_RETURN_IF_ERROR(ValidateCharacterName(record.name));
+  TELOS_RETURN_IF_ERROR(CheckBytes("zone_id", record.zone_id, limits::kZoneIdBytesMax));
+  TELOS_RETURN_IF_ERROR(CheckBytes("room_id", record.room_id, limits::kRoomIdBytesMax));
+  return CheckBytes("state_json", record.state_json, limits::kCharacterStateBytesMax);
+}
+
+Status Fenced(std::string_view name, int64_t row_epoch, int64_t writer_epoch) {
+  return Status::FailedPrecondition("fenced: " + Quoted(name) + " is owned at owner_epoch " +
+                                    std::to_string(row_epoch) + ", above this writer's " +
+                                    std::to_string(writer_epoch));
+}
+
+class PostgresCharacterStore final : public CharacterStore {
+ public:
+  explicit PostgresCharacterStore(Database& db) : db_(db) {}
+
+  Result<CharacterRecord> Create(const CharacterRecord& record) override {
+    TELOS_RETURN_IF_ERROR(CheckCharacterContent(record));
+    const std::string key = NameKey(record.name);
+    std::lock_guard lock(db_.mu);
+    TELOS_PG_CONNECTION(conn);
+    // Locking the account row serializes the creates of one account, so the per-account cap
+    // cannot be overrun by two creates that both counted below it.
+    Transaction txn(conn);
+    TELOS_RETURN_IF_ERROR(txn.Begin());
+    {
+      auto account =
+          conn.Exec("SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE",
+                    Params().Add(record.account_id), Access::kRead, "locking an account");
+      if (!account.ok()) return account.status();
+      if (account->empty()) {
+        return Status::NotFound("no account with id " + std::to_string(record.account_id));
+      }
+      auto count = conn.Exec("SELECT count(*) FROM characters WHERE account_id = $1",
+                             Params().Add(record.account_id), Access::kRead,
+                             "counting an account's characters");
+      if (!count.ok()) return count.status();
+      if (count->Int(0, 0) >= static_cast<int64_t>(limits::kCharactersPerAccountMax)) {
+        return Status::ResourceExhausted(
+            "account " + std::to_string(record.account_id) + " already has " +
+            std::to_string(limits::kCharactersPerAccountMax) + " characters");
+      }
+    }
+    CharacterRecord stored = record;
+    stored.state_version = 1;
+    stored.owner_epoch = 0;
+    stored.created_at_ms = db_.NowMs();
+    stored.updated_at_ms = stored.created_at_ms;
+    auto inserted = conn.Exec(
+        "INSERT INTO characters (name_key, display_name, account_id, state_version, owner_epoch, "
+        "zone_id, room_id, state_json, created_at_ms, updated_at_ms) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        Params()
+            .Add(key)
+            .Add(stored.name)
+            .Add(stored.account_id)
+            .Add(stored.state_version)
+            .Add(stored.owner_epoch)
+            .Add(stored.zone_id)
+            .Add(stored.room_id)
+            .Add(stored.state_json)
+            .Add(stored.created_at_ms)
+            .Add(stored.updated_at_ms),
+        Access::kRead, "creating a character");
+    if (!inserted.ok()) {
+      return Relabel(inserted.status(), StatusCode::kAlreadyExists,
+                     "the character name " + Quoted(record.name) + " is taken");
+    }
+    TELOS_RETURN_IF_ERROR(txn.Commit());
+    return stored;
+  }
+
+  Result<CharacterRecord> Load(std::string_view name) override {
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(name));
+    std::lock_guard lock(db_.mu);
+    auto rows =
+        db_.ReadLocked("SELECT " TELOS_PG_CHARACTER_COLUMNS " FROM characters WHERE name_key = $1",
+                       Params().Add(NameKey(name)), "loading a character");
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return Status::NotFound("no character named " + Quoted(name));
+    return ReadCharacter(*rows, 0);
+  }
+
+  Result<std::vector<CharacterRecord>> ListByAccount(int64_t account_id) override {
+    std::lock_guard lock(db_.mu);
+    auto rows = db_.ReadLocked(
+        "SELECT " TELOS_PG_CHARACTER_COLUMNS
+        " FROM characters WHERE account_id = $1 "
+        "ORDER BY created_at_ms, name_key LIMIT $2",
+        Params().Add(account_id).Add(static_cast<int64_t>(limits::kCharactersPerAccountMax)),
+        "listing an account's characters");
+    if (!rows.ok()) return rows.status();
+    std::vector<CharacterRecord> out;
+    for (int i = 0; i < rows->size(); ++i) out.push_back(ReadCharacter(*rows, i));
+    return out;
+  }
+
+  Status Delete(std::string_view name) override {
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(name));
+    std::lock_guard lock(db_.mu);
+    TELOS_PG_CONNECTION(conn);
+    // The character's mail goes with it (ON DELETE CASCADE).
+    auto rows = conn.Exec("DELETE FROM characters WHERE name_key = $1 RETURNING 1",
+                          Params().Add(NameKey(name)), Access::kWrite, "deleting a character");
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return Status::NotFound("no character named " + Quoted(name));
+    return Status::Ok();
+  }
+
+  Result<CharacterRecord> ClaimOwnership(std::string_view name, int64_t directory_epoch) override {
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(name));
+    if (directory_epoch < 0) return Status::InvalidArgument("directory_epoch is negative");
+    const std::string key = NameKey(name);
+    std::lock_guard lock(db_.mu);
+    TELOS_PG_CONNECTION(conn);
+    // One statement: the row lock taken by the UPDATE makes read-max-and-raise atomic against
+    // every other claim and save, so two claims always mint two different epochs.
+    auto rows = conn.Exec(
+        "UPDATE characters SET owner_epoch = GREATEST(owner_epoch, $2::bigint) + 1 "
+        "WHERE name_key = $1 AND GREATEST(owner_epoch, $2::bigint) < $3::bigint "
+        "RETURNING " TELOS_PG_CHARACTER_COLUMNS,
+        Params().Add(key).Add(directory_epoch).Add(std::numeric_limits<int64_t>::max()),
+        Access::kWrite, "claiming a character");
+    if (!rows.ok()) return rows.status();
+    if (!rows->empty()) return ReadCharacter(*rows, 0);
+    // Nothing was written; tell a missing row from an exhausted epoch.
+    auto exists = conn.Exec("SELECT 1 FROM characters WHERE name_key = $1", Params().Add(key),
+                            Access::kRead, "claiming a character");
+    if (!exists.ok()) return exists.status();
+    if (exists->empty()) return Status::NotFound("no character named " + Quoted(name));
+    return Status::FailedPrecondition("owner_epoch of " + Quoted(name) + " is exhausted");
+  }
+
+  Result<int64_t> Save(const CharacterRecord& record, int64_t expected_state_version,
+                       int64_t writer_owner_epoch) override {
+    TELOS_RETURN_IF_ERROR(CheckCharacterContent(record));
+    if (expected_state_version < 1) {
+      return Status::InvalidArgument("expected_state_version must be at least 1");
+    }
+    if (writer_owner_epoch < 0) return Status::InvalidArgument("writer_owner_epoch is negative");
+    const std::string key = NameKey(record.name);
+    std::lock_guard lock(db_.mu);
+    TELOS_PG_CONNECTION(conn);
+    // Both fences are conjuncts of one UPDATE. PostgreSQL takes the row lock and, under READ
+    // COMMITTED, re-evaluates the WHERE clause against the newest committed row version once it
+    // holds the lock, so the write happens if and only if both fences hold on the row it
+    // replaces: there is no window between "check" and "write" for another saver or a claim.
+    auto saved = conn.Exec(
+        "UPDATE characters SET state_version = state_version + 1, zone_id = $4, room_id = $5, "
+        "state_json = $6, updated_at_ms = $7 "
+        "WHERE name_key = $1 AND state_version = $2 AND owner_epoch <= $3 "
+        "RETURNING state_version",
+        Params()
+            .Add(key)
+            .Add(expected_state_version)
+            .Add(writer_owner_epoch)
+            .Add(record.zone_id)
+            .Add(record.room_id)
+            .Add(record.state_json)
+            .Add(db_.NowMs()),
+        Access::kWrite, "saving a character");
+    if (!saved.ok()) return saved.status();
+    if (!saved->empty()) return saved->Int(0, 0);
+
+    // The save did not happen; this read only explains why, and cannot change that outcome.
+    // It may see a later row than the UPDATE did, which is still race-free for the verdict:
+    //   - owner_epoch never decreases, so an epoch above the writer's now is above it forever.
+    //     Reporting "fenced" is right even if the UPDATE actually failed on the version: the
+    //     writer could never get past the fence by rebasing, and the fence must win.
+    //   - if the epoch is not above the writer's now, it was not above it at the UPDATE either
+    //     (monotonic again), so the UPDATE failed on the version: kConflict.
+    //   - no row: the character was deleted.
+    // A row deleted and re-created in between is judged like any other row; either verdict is a
+    // refusal, and the caller re-reads before trying again.
+    auto fences = conn.Exec("SELECT state_version, owner_epoch FROM characters WHERE name_key = $1",
+                            Params().Add(key), Access::kRead, "reading a character's fences");
+    if (!fences.ok()) return fences.status();
+    if (fences->empty()) return Status::NotFound("no character named " + Quoted(record.name));
+    const int64_t row_version = fences->Int(0, 0);
+    const int64_t row_epoch = fences->Int(0, 1);
+    if (row_epoch > writer_owner_epoch) return Fenced(record.name, row_epoch, writer_owner_epoch);
+    return Status::Conflict("state_version of " + Quoted(record.name) + " is " +
+                            std::to_string(row_version) + ", not the expected " +
+                            std::to_string(expected_state_version) + "; re-read and rebase");
+  }
+
+ private:
+  Database& db_;
+};
+
+// ------------------------------------------------------------------------------------ accounts
+
+constexpr std::string_view kArgon2idPrefix = "$argon2id$";
+
+Status CheckPasswordHash(std::string_view hash) {
+  if (!hash.starts_with(kArgon2idPrefix)) {
+    return Status::InvalidArgument("a password hash must be an encoded argon2id string");
+  }
+  return CheckBytes("password hash", hash, limits::kPasswordHashBytesMax);
+}
+
+#define TELOS_PG_ACCOUNT_COLUMNS \
+  "id, display_name, password_hash, created_at_ms, failed_logins, locked_until_ms"
+
+AccountRecord ReadAccount(const Rows& rows) {
+  AccountRecord r;
+  r.id = rows.Int(0, 0);
+  r.name = rows.Text(0, 1);
+  r.password_hash = rows.Text(0, 2);
+  r.created_at_ms = rows.Int(0, 3);
+  r.failed_logins = rows.Int(0, 4);
+  r.locked_until_ms = rows.Int(0, 5);
+  return r;
+}
+
+class PostgresAccountStore final : public AccountStore {
+ public:
+  explicit PostgresAccountStore(Database& db) : db_(db) {}
+
+  Result<AccountRecord> Create(std::string_view name, std::string_view password_hash) override {
+    TELOS_RETURN_IF_ERROR(ValidateAccountName(name));
+    TELOS_RETURN_IF_ERROR(CheckPasswordHash(password_hash));
+    std::lock_guard lock(db_.mu);
+    TELOS_PG_CONNECTION(conn);
+    AccountRecord stored;
+    stored.name = std::string(name);
+    stored.password_hash = std::string(password_hash);
+    stored.created_at_ms = db_.NowMs();
+    auto rows = conn.Exec(
+        "INSERT INTO accounts (name_key, display_name, password_hash, created_at_ms) "
+        "VALUES ($1, $2, $3, $4) RETURNING id",
+        Params().Add(NameKey(name)).Add(name).Add(password_hash).Add(stored.created_at_ms),
+        Access::kWrite, "creating an account");
+    if (!rows.ok()) {
+      return Relabel(rows.status(), StatusCode::kAlreadyExists,
+                     "the account name " + Quoted(name) + " is taken");
+    }
+    stored.id = rows->Int(0, 0);
+    return stored;
+  }
+
+  Result<AccountRecord> Load(std::string_view name) override {
+    TELOS_RETURN_IF_ERROR(ValidateAccountName(name));
+    std::lock_guard lock(db_.mu);
+    auto rows =
+        db_.ReadLocked("SELECT " TELOS_PG_ACCOUNT_COLUMNS " FROM accounts WHERE name_key = $1",
+                       Params().Add(NameKey(name)), "loading an account");
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return Status::NotFound("no account named " + Quoted(name));
+    return ReadAccount(*rows);
+  }
+
+  Result<AccountRecord> LoadById(int64_t id) override {
+    std::lock_guard lock(db_.mu);
+    auto rows = db_.ReadLocked("SELECT " TELOS_PG_ACCOUNT_COLUMNS " FROM accounts WHERE id = $1",
+                               Params().Add(id), "loading an account");
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return NoSuchAccount(id);
+    return ReadAccount(*rows);
+  }
+
+  Status SetPasswordHash(int64_t id, std::string_view password_hash) override {
+    TELOS_RETURN_IF_ERROR(CheckPasswordHash(password_hash));
+    return UpdateOne("UPDATE accounts SET password_hash = $2 WHERE id = $1 RETURNING id",
+                     Params().Add(id).Add(password_hash), id, "setting a password hash");
+  }
+
+  Result<int64_t> RecordLoginFailure(int64_t id) override {
+    std::lock_guard lock(db_.mu);
+    TELOS_PG_CONNECTION(conn);
+    // One statement, so concurrent failures each count.
+    auto rows = conn.Exec(
+        "UPDATE accounts SET failed_logins = failed_logins + 1 WHERE id = $1 "
+        "RETURNING failed_logins",
+        Params().Add(id), Access::kWrite, "recording a failed login");
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return NoSuchAccount(id);
+    return rows->Int(0, 0);
+  }
+
+  Status RecordLoginSuccess(int64_t id) override {
+    return UpdateOne(
+        "UPDATE accounts SET failed_logins = 0, locked_until_ms = 0 WHERE id = $1 RETURNING id",
+        Params().Add(id), id, "recording a login");
+  }
+
+  Status LockUntil(int64_t id, int64_t until_ms) override {
+    if (until_ms < 0) return Status::InvalidArgument("until_ms is negative");
+    return UpdateOne("UPDATE accounts SET locked_until_ms = $2 WHERE id = $1 RETURNING id",
+                     Params().Add(id).Add(until_ms), id, "locking an account");
+  }
+
+ private:
+  static Status NoSuchAccount(int64_t id) {
+    return Status::NotFound("no account with id " + std::to_string(id));
+  }
+
+  // Runs an UPDATE ... RETURNING of one account; NotFound when it matched no row.
+  Status UpdateOne(std::string_view sql, const Params& params, int64_t id, std::string_view what) {
+    std::lock_guard lock(db_.mu);
+    TELOS_PG_CONNECTION(conn);
+    auto rows = conn.Exec(sql, params, Access::kWrite, what);
+    if (!rows.ok()) return rows.status();
+    return rows->empty() ? NoSuchAccount(id) : Status::Ok();
+  }
+
+  Database& db_;
+};
+
+// ---------------------------------------------------------------------------------------- mail
+
+class PostgresMailStore final : public MailStore {
+ public:
+  PostgresMailStore(Database& db, std::string schema) : db_(db), schema_(std::move(schema)) {}
+
+  Result<int64_t> Send(std::string_view from, std::string_view to, std::string_view subject,
+                       std::string_view body) override {
+    if (from.empty()) return Status::InvalidArgument("the sender is empty");
+    TELOS_RETURN_IF_ERROR(CheckBytes("the sender", from, limits::kMailSenderBytesMax));
+    TELOS_RETURN_IF_ERROR(CheckBytes("the subject", subject, limits::kMailSubjectBytesMax));
+    TELOS_RETURN_IF_ERROR(CheckBytes("the body", body, limits::kMailBodyBytesMax));
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(to));
+    const std::string key = NameKey(to);
+    std::lock_guard lock(db_.mu);
+    TELOS_PG_CONNECTION(conn);
+    // A per-mailbox advisory lock serializes deliveries to one recipient, so the size bound
+    // holds against concurrent senders in other processes, without locking the character row
+    // that saves update.
+    Transaction txn(conn);
+    TELOS_RETURN_IF_ERROR(txn.Begin());
+    {
+      auto locked = conn.Exec("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                              Params().Add("telos.mailbox:" + schema_ + ":" + key), Access::kRead,
+                              "locking a mailbox");
+      if (!locked.ok()) return locked.status();
+      auto count = conn.Exec("SELECT count(*) FROM mail WHERE recipient_key = $1",
+                             Params().Add(key), Access::kRead, "counting a mailbox");
+      if (!count.ok()) return count.status();
+      if (count->Int(0, 0) >= static_cast<int64_t>(limits::kMailboxMessagesMax)) {
+        return Status::ResourceExhausted("the mailbox of " + Quoted(to) + " is full");
+      }
+    }
+    auto inserted = conn.Exec(
+        "INSERT INTO mail (recipient_key, sender, subject, body, sent_at_ms) "
+        "VALUES ($1, $2, $3, $4, $5) RETURNING id",
+        Params().Add(key).Add(from).Add(subject).Add(body).Add(db_.NowMs()), Access::kRead,
+        "sending mail");
+    if (!inserted.ok()) {
+      return Relabel(inserted.status(), StatusCode::kNotFound, "no character named " + Quoted(to));
+    }
+    const int64_t id = inserted->Int(0, 0);
+    TELOS_RETURN_IF_ERROR(txn.Commit());
+    return id;
+  }
+
+  Result<std::vector<MailHeader>> List(std::string_view recipient) override {
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(recipient));
+    std::lock_guard lock(db_.mu);
+    auto rows = db_.ReadLocked(
+        "SELECT id, sender, subject, sent_at_ms, is_read FROM mail "
+        "WHERE recipient_key = $1 ORDER BY id LIMIT $2",
+        Params().Add(NameKey(recipient)).Add(static_cast<int64_t>(limits::kMailboxMessagesMax)),
+        "listing mail");
+    if (!rows.ok()) return rows.status();
+    std::vector<MailHeader> out;
+    for (int i = 0; i < rows->size(); ++i) {
+      out.push_back(MailHeader{.id = rows->Int(i, 0),
+                               .from = rows->Text(i, 1),
+                               .subject = rows->Text(i, 2),
+                               .sent_at_ms = rows->Int(i, 3),
+                               .read = rows->Bool(i, 4)});
+    }
+    return out;
+  }
+
+  Result<int64_t> CountUnread(std::string_view recipient) override {
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(recipient));
+    std::lock_guard lock(db_.mu);
+    auto rows = db_.ReadLocked("SELECT count(*) FROM mail WHERE recipient_key = $1 AND NOT is_read",
+                               Params().Add(NameKey(recipient)), "counting unread mail");
+    if (!rows.ok()) return rows.status();
+    return rows->Int(0, 0);
+  }
+
+  Result<MailMessage> Read(std::string_view recipient, int64_t id) override {
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(recipient));
+    std::lock_guard lock(db_.mu);
+    TELOS_PG_CONNECTION(conn);
+    // Marks it read and returns it in one statement; the recipient_key conjunct keeps one
+    // character from reading another's letter by guessing its id.
+    auto rows = conn.Exec(
+        "UPDATE mail m SET is_read = TRUE FROM characters c "
+        "WHERE m.id = $1 AND m.recipient_key = $2 AND c.name_key = m.recipient_key "
+        "RETURNING m.id, m.sender, c.display_name, m.subject, m.body, m.sent_at_ms",
+        Params().Add(id).Add(NameKey(recipient)), Access::kWrite, "reading mail");
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return NoSuchLetter(recipient, id);
+    return MailMessage{.id = rows->Int(0, 0),
+                       .from = rows->Text(0, 1),
+                       .to = rows->Text(0, 2),
+                       .subject = rows->Text(0, 3),
+                       .body = rows->Text(0, 4),
+                       .sent_at_ms = rows->Int(0, 5),
+                       .read = true};
+  }
+
+  Status Delete(std::string_view recipient, int64_t id) override {
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(recipient));
+    std::lock_guard lock(db_.mu);
+    TELOS_PG_CONNECTION(conn);
+    auto rows =
+        conn.Exec("DELETE FROM mail WHERE id = $1 AND recipient_key = $2 RETURNING id",
+                  Params().Add(id).Add(NameKey(recipient)), Access::kWrite, "deleting mail");
+    if (!rows.ok()) return rows.status();
+    return rows->empty() ? NoSuchLetter(recipient, id) : Status::Ok();
+  }
+
+ private:
+  static Status NoSuchLetter(std::string_view recipient, int64_t id) {
+    return Status::NotFound(Quoted(recipient) + " has no letter " + std::to_string(id));
+  }
+
+  Database& db_;
+  const std::string schema_;
+};
+
+// --------------------------------------------------------------------------------------- store
+
+class PostgresStoreImpl final : public PostgresStore {
+ public:
+  PostgresStoreImpl(ConnectOptions connect, const PostgresStoreOptions& options, const Clock& clock,
+                    std::unique_ptr<Connection> conn, int64_t schema_version)
+      : db_(std::move(connect), options, clock, std::move(conn)),
+        characters_(db_),
+        accounts_(db_),
+        mail_(db_, options.schema),
+        schema_version_(schema_version) {}
+
+  CharacterStore& characters() override { return characters_; }
+  AccountStore& accounts() override { return accounts_; }
+  MailStore& mail() override { return mail_; }
+  int64_t schema_version() const override { return schema_version_; }
+
+ private:
+  Database db_;
+  PostgresCharacterStore characters_;
+  PostgresAccountStore accounts_;
+  PostgresMailStore mail_;
+  const int64_t schema_version_;
+};
+
+Status ValidateSchemaName(std::string_view schema) {
+  if (schema.empty()) return Status::Ok();
+  const bool ok = schema.size() <= 63 && !(schema[0] >= '0' && schema[0] <= '9') &&
+                  std::all_of(schema.begin(), schema.end(), [](char c) {
+                    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+                  });
+  if (ok) return Status::Ok();
+  return Status::InvalidArgument("the PostgreSQL schema name " + Quoted(schema) +
+                                 " must be 1..63 lower-case letters, digits or '_', not "
+                                 "starting with a digit");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const PostgresStoreOptions& options,
+                                                           const Clock& clock) {
+  if (options.conninfo.empty()) return Status::InvalidArgument("the PostgreSQL conninfo is empty");
+  TELOS_RETURN_IF_ERROR(ValidateSchemaName(options.schema));
+  if (options.connect_timeout_ms <= 0) {
+    return Status::InvalidArgument("connect_timeout_ms must be positive");
+  }
+  if (options.statement_timeout_ms < 0 || options.reconnect_backoff_initial_ms < 0 ||
+      options.reconnect_backoff_max_ms < options.reconnect_backoff_initial_ms) {
+    return Status::InvalidArgument(
+        "statement_timeout_ms and reconnect_backoff_initial_ms must be >= 0, and "
+        "reconnect_backoff_max_ms >= reconnect_backoff_initial_ms");
+  }
+  ConnectOptions connect{.conninfo = options.conninfo,
+                         .schema = options.schema,
+                         .application_name = options.application_name,
+                         .connect_timeout_ms = options.connect_timeout_ms,
+                         .statement_timeout_ms = options.statement_timeout_ms};
+  auto conn = Connection::Open(connect);
+  if (!conn.ok()) return conn.status();
+  const int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock.WallNow().time_since_epoch())
+          .count();
+  auto version =
+      postgres::ApplyMigrations(**conn, postgres::EmbeddedMigrations(), options.schema, now_ms);
+  if (!version.ok()) {
+    const std::string where =
+        options.schema.empty() ? "PostgreSQL" : "PostgreSQL schema " + options.schema;
+    return Status(version.status().code(), where + ": " + version.status().message());
+  }
+  return std::unique_ptr<PostgresStore>(
+      new PostgresStoreImpl(std::move(connect), options, clock, std::move(conn).value(), *version));
+}
+
+int64_t PostgresSchemaVersionKnown() {
+  return static_cast<int64_t>(postgres::EmbeddedMigrations().size());
+}
+
+}  // namespace telos::store
+
+#undef TELOS_PG_CONNECTION
+#undef TELOS_PG_CHARACTER_COLUMNS
+#undef TELOS_PG_ACCOUNT_COLUMNS
