@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "bots.h"
 #include "serve.h"
 #include "telos/base/config.h"
 #include "version.h"
@@ -49,6 +50,39 @@ int main(int argc, char** argv) {
     }
     exit_code = telos::app::RunServe(*settings, config);
   });
+
+  telos::app::BotsFlags bots_flags;
+  auto* bots = app.add_subcommand(
+      "bots", "Load-test a server with a swarm of scripted players and report RTT and tick lag");
+  bots->add_option("--target", bots_flags.targets,
+                   "host:port of a gate (telnet port, or HTTP port for websocket); repeatable")
+      ->required();
+  bots->add_option("--transport", bots_flags.transport, "telnet or websocket")
+      ->check(CLI::IsMember({"telnet", "websocket"}));
+  bots->add_option("--dialect", bots_flags.dialect,
+                   "telos, or tinymux to drive a TinyMUX server with the same workload")
+      ->check(CLI::IsMember({"telos", "tinymux"}));
+  bots->add_option("--bots", bots_flags.bots, "How many bots (at most 20000)");
+  bots->add_option("--ramp-per-second", bots_flags.ramp_per_second, "Bots started per second");
+  bots->add_option("--duration-s", bots_flags.duration_s,
+                   "Seconds measured once every bot is started (at most 3600)");
+  bots->add_option("--mix", bots_flags.mix, "Behaviour weights, e.g. walk=3,look=2,idle=1");
+  bots->add_option("--report", bots_flags.report_path, "Write the JSON report here (else stdout)");
+  bots->add_option("--csv", bots_flags.csv_path, "Write the per-second series here");
+  bots->add_option("--metrics-url", bots_flags.metrics_url,
+                   "The server's /metrics, read before and after the measured window");
+  bots->add_option("--accounts-prefix", bots_flags.accounts_prefix,
+                   "Accounts are <prefix>_<n>; a run with the same prefix reuses them");
+  bots->add_option("--server-pid", bots_flags.server_pid,
+                   "Sample this process's CPU and memory from /proc during the window");
+  bots->add_option("--think-ms", bots_flags.think_ms, "Mean time between a bot's actions");
+  bots->add_option("--reply-timeout-ms", bots_flags.reply_timeout_ms,
+                   "A reply later than this counts as an error");
+  bots->add_option("--fight-target", bots_flags.fight_target, "What the fight behaviour attacks");
+  bots->add_flag("--allow-remote", bots_flags.allow_remote,
+                 "Allow targets that are not loopback (only servers you own)");
+  bots->add_option("--seed", bots_flags.seed, "Seed of the bots' choices (0: random)");
+  bots->callback([&exit_code, &bots_flags] { exit_code = telos::app::RunBots(bots_flags); });
 
   CLI11_PARSE(app, argc, argv);
   return exit_code;

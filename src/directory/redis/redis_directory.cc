@@ -4,8 +4,8 @@
 #include <charconv>
 #include <utility>
 
-#include "redis/redis_connection.h"
 #include "redis/scripts.h"
+#include "telos/redis/connection.h"
 #include "validate.h"
 
 namespace telos::directory {
@@ -15,8 +15,8 @@ using internal::CheckEpoch;
 using internal::CheckId;
 using internal::CheckOptionalId;
 using internal::CheckTtl;
-using internal::Reply;
-using internal::ScriptId;
+using redis::LuaScript;
+using redis::Reply;
 
 namespace {
 
@@ -65,21 +65,21 @@ bool ToInt(const Reply& r, int64_t* out) {
 // The payload of a script answer ({word, ...}) after mapping the word onto a Status.
 class Answer {
  public:
-  static Result<Answer> From(Result<Reply> r, ScriptId id) {
+  static Result<Answer> From(Result<Reply> r, const LuaScript& script) {
     if (!r.ok()) return r.status();
     Reply& reply = r.value();
     if (reply.type != Reply::Type::kArray || reply.elements.empty() ||
         reply.elements[0].type != Reply::Type::kString) {
-      return Malformed(internal::ScriptName(id));
+      return Malformed(script.name);
     }
     const std::string& word = reply.elements[0].str;
-    if (word == "ok") return Answer(std::move(reply.elements), id);
+    if (word == "ok") return Answer(std::move(reply.elements), script.name);
     std::string message = reply.elements.size() > 1 ? reply.elements[1].str : word;
     if (word == "conflict") return Status::Conflict(std::move(message));
     if (word == "exists") return Status::AlreadyExists(std::move(message));
     if (word == "precondition") return Status::FailedPrecondition(std::move(message));
     if (word == "notfound") return Status::NotFound(std::move(message));
-    return Malformed(internal::ScriptName(id));
+    return Malformed(script.name);
   }
 
   // Number of payload elements (after the word).
@@ -92,12 +92,13 @@ class Answer {
   bool Int(size_t i, int64_t* out) const {
     return i + 1 < elements_.size() && ToInt(elements_[i + 1], out);
   }
-  Status Bad() const { return Malformed(internal::ScriptName(id_)); }
+  Status Bad() const { return Malformed(name_); }
 
  private:
-  Answer(std::vector<Reply> elements, ScriptId id) : elements_(std::move(elements)), id_(id) {}
+  Answer(std::vector<Reply> elements, std::string_view name)
+      : elements_(std::move(elements)), name_(name) {}
   std::vector<Reply> elements_;
-  ScriptId id_;
+  std::string_view name_;  // of the script; LuaScript names outlive every answer
 };
 
 Result<LeaseGrant> ToGrant(Result<Answer> a) {
@@ -122,32 +123,11 @@ bool ValidNamespace(std::string_view ns) {
 }  // namespace
 
 Result<RedisOptions> RedisOptionsFromUrl(std::string_view url) {
-  constexpr std::string_view kScheme = "redis://";
-  if (url.substr(0, kScheme.size()) != kScheme) {
-    return Status::InvalidArgument("redis url must start with redis://: " + std::string(url));
-  }
-  std::string_view rest = url.substr(kScheme.size());
-  if (size_t slash = rest.find('/'); slash != std::string_view::npos) {
-    std::string_view path = rest.substr(slash);
-    if (path != "/" && path != "/0") {
-      return Status::InvalidArgument("only database 0 is supported: " + std::string(url));
-    }
-    rest = rest.substr(0, slash);
-  }
-  size_t colon = rest.rfind(':');
-  if (colon == std::string_view::npos || colon == 0) {
-    return Status::InvalidArgument("redis url needs host:port: " + std::string(url));
-  }
-  std::string_view port_text = rest.substr(colon + 1);
-  int port = 0;
-  auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port <= 0 ||
-      port > 65535) {
-    return Status::InvalidArgument("bad port in redis url: " + std::string(url));
-  }
+  Result<redis::Address> address = redis::ParseUrl(url);
+  if (!address.ok()) return address.status();
   RedisOptions options;
-  options.host = std::string(rest.substr(0, colon));
-  options.port = port;
+  options.host = std::move(address->host);
+  options.port = address->port;
   return options;
 }
 
@@ -160,7 +140,14 @@ RedisDirectory::RedisDirectory(RedisOptions options, const Clock& clock)
                      options_.reconnect_backoff_max_ms >= options_.reconnect_backoff_min_ms,
                  "bad redis reconnect backoff");
   prefix_ = "{" + options_.key_namespace + "}:";
-  conn_ = std::make_unique<Connection>(options_, clock);
+  conn_ = std::make_unique<redis::Connection>(
+      redis::ConnectionOptions{.host = options_.host,
+                               .port = options_.port,
+                               .connect_timeout_ms = options_.connect_timeout_ms,
+                               .command_timeout_ms = options_.command_timeout_ms,
+                               .reconnect_backoff_min_ms = options_.reconnect_backoff_min_ms,
+                               .reconnect_backoff_max_ms = options_.reconnect_backoff_max_ms},
+      clock);
 }
 
 RedisDirectory::~RedisDirectory() = default;
@@ -191,11 +178,11 @@ Status RedisDirectory::RegisterShard(std::string_view shard_id, std::string_view
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckId("endpoint", endpoint));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  constexpr ScriptId id = ScriptId::kShardRegister;
+  const LuaScript& script = internal::GetScripts().shard_register;
   return ToStatus(Answer::From(
-      conn_->Script(id, {Key(kShards), Key(kEndpoints)},
+      conn_->Script(script, {Key(kShards), Key(kEndpoints)},
                     {std::string(shard_id), std::string(endpoint), Num(ttl_ms), "register"}, true),
-      id));
+      script));
 }
 
 Status RedisDirectory::HeartbeatShard(std::string_view shard_id, std::string_view endpoint,
@@ -203,26 +190,27 @@ Status RedisDirectory::HeartbeatShard(std::string_view shard_id, std::string_vie
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckId("endpoint", endpoint));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  constexpr ScriptId id = ScriptId::kShardRegister;
+  const LuaScript& script = internal::GetScripts().shard_register;
   return ToStatus(Answer::From(
-      conn_->Script(id, {Key(kShards), Key(kEndpoints)},
+      conn_->Script(script, {Key(kShards), Key(kEndpoints)},
                     {std::string(shard_id), std::string(endpoint), Num(ttl_ms), "heartbeat"}, true),
-      id));
+      script));
 }
 
 Status RedisDirectory::DeregisterShard(std::string_view shard_id, std::string_view endpoint) {
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckId("endpoint", endpoint));
-  constexpr ScriptId id = ScriptId::kShardDeregister;
+  const LuaScript& script = internal::GetScripts().shard_deregister;
   return ToStatus(Answer::From(
-      conn_->Script(id, {Key(kShards), Key(kEndpoints), Key(kOccupancy), Key(kOccupancyAt)},
+      conn_->Script(script, {Key(kShards), Key(kEndpoints), Key(kOccupancy), Key(kOccupancyAt)},
                     {std::string(shard_id), std::string(endpoint)}, true),
-      id));
+      script));
 }
 
 Result<std::vector<ShardInfo>> RedisDirectory::ListShards() {
-  constexpr ScriptId id = ScriptId::kShardList;
-  Result<Answer> a = Answer::From(conn_->Script(id, {Key(kShards), Key(kEndpoints)}, {}, true), id);
+  const LuaScript& script = internal::GetScripts().shard_list;
+  Result<Answer> a =
+      Answer::From(conn_->Script(script, {Key(kShards), Key(kEndpoints)}, {}, true), script);
   if (!a.ok()) return a.status();
   if (a->size() % 3 != 0) return a->Bad();
   std::vector<ShardInfo> out(a->size() / 3);
@@ -244,9 +232,10 @@ Result<LeaseGrant> RedisDirectory::ClaimZone(std::string_view zone, std::string_
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  constexpr ScriptId id = ScriptId::kLeaseClaim;
+  const LuaScript& script = internal::GetScripts().lease_claim;
   return ToGrant(Answer::From(
-      conn_->Script(id, {Key(kZone, zone)}, {std::string(shard_id), Num(ttl_ms)}, true), id));
+      conn_->Script(script, {Key(kZone, zone)}, {std::string(shard_id), Num(ttl_ms)}, true),
+      script));
 }
 
 Result<LeaseGrant> RedisDirectory::RenewZone(std::string_view zone, std::string_view shard_id,
@@ -255,11 +244,11 @@ Result<LeaseGrant> RedisDirectory::RenewZone(std::string_view zone, std::string_
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckEpoch(epoch));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  constexpr ScriptId id = ScriptId::kLeaseRenew;
+  const LuaScript& script = internal::GetScripts().lease_renew;
   return ToGrant(
-      Answer::From(conn_->Script(id, {Key(kZone, zone)},
+      Answer::From(conn_->Script(script, {Key(kZone, zone)},
                                  {std::string(shard_id), Num(epoch), Num(ttl_ms), "1"}, true),
-                   id));
+                   script));
 }
 
 Status RedisDirectory::ReleaseZone(std::string_view zone, std::string_view shard_id,
@@ -267,9 +256,10 @@ Status RedisDirectory::ReleaseZone(std::string_view zone, std::string_view shard
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckEpoch(epoch));
-  constexpr ScriptId id = ScriptId::kLeaseRelease;
+  const LuaScript& script = internal::GetScripts().lease_release;
   return ToStatus(Answer::From(
-      conn_->Script(id, {Key(kZone, zone)}, {std::string(shard_id), Num(epoch)}, true), id));
+      conn_->Script(script, {Key(kZone, zone)}, {std::string(shard_id), Num(epoch)}, true),
+      script));
 }
 
 Result<LeaseGrant> RedisDirectory::TransferZone(std::string_view zone, std::string_view from,
@@ -281,18 +271,18 @@ Result<LeaseGrant> RedisDirectory::TransferZone(std::string_view zone, std::stri
   TELOS_RETURN_IF_ERROR(CheckId("to", to));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
   if (from == to) return Status::InvalidArgument("transfer to the same shard");
-  constexpr ScriptId id = ScriptId::kLeaseTransfer;
+  const LuaScript& script = internal::GetScripts().lease_transfer;
   return ToGrant(Answer::From(
-      conn_->Script(id, {Key(kZone, zone)},
+      conn_->Script(script, {Key(kZone, zone)},
                     {std::string(from), Num(from_epoch), std::string(to), Num(ttl_ms)}, true),
-      id));
+      script));
 }
 
 Result<std::optional<ZoneOwner>> RedisDirectory::OwnerOfZone(std::string_view zone) {
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
-  constexpr ScriptId id = ScriptId::kLeaseGet;
+  const LuaScript& script = internal::GetScripts().lease_get;
   Result<Answer> a = Answer::From(
-      conn_->Script(id, {Key(kZone, zone), Key(kShards), Key(kEndpoints)}, {}, false), id);
+      conn_->Script(script, {Key(kZone, zone), Key(kShards), Key(kEndpoints)}, {}, false), script);
   if (!a.ok()) return a.status();
   if (a->size() == 0) return std::optional<ZoneOwner>();
   ZoneOwner owner;
@@ -312,9 +302,10 @@ Result<LeaseGrant> RedisDirectory::Campaign(std::string_view scope, std::string_
   TELOS_RETURN_IF_ERROR(CheckId("scope", scope));
   TELOS_RETURN_IF_ERROR(CheckId("candidate", candidate));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  constexpr ScriptId id = ScriptId::kLeaseClaim;
+  const LuaScript& script = internal::GetScripts().lease_claim;
   return ToGrant(Answer::From(
-      conn_->Script(id, {Key(kLeader, scope)}, {std::string(candidate), Num(ttl_ms)}, true), id));
+      conn_->Script(script, {Key(kLeader, scope)}, {std::string(candidate), Num(ttl_ms)}, true),
+      script));
 }
 
 Result<LeaseGrant> RedisDirectory::RenewLeadership(std::string_view scope,
@@ -324,20 +315,21 @@ Result<LeaseGrant> RedisDirectory::RenewLeadership(std::string_view scope,
   TELOS_RETURN_IF_ERROR(CheckId("candidate", candidate));
   TELOS_RETURN_IF_ERROR(CheckEpoch(term));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  constexpr ScriptId id = ScriptId::kLeaseRenew;
+  const LuaScript& script = internal::GetScripts().lease_renew;
   return ToGrant(
-      Answer::From(conn_->Script(id, {Key(kLeader, scope)},
+      Answer::From(conn_->Script(script, {Key(kLeader, scope)},
                                  {std::string(candidate), Num(term), Num(ttl_ms), "1"}, true),
-                   id));
+                   script));
 }
 
 Status RedisDirectory::Resign(std::string_view scope, std::string_view candidate, uint64_t term) {
   TELOS_RETURN_IF_ERROR(CheckId("scope", scope));
   TELOS_RETURN_IF_ERROR(CheckId("candidate", candidate));
   TELOS_RETURN_IF_ERROR(CheckEpoch(term));
-  constexpr ScriptId id = ScriptId::kLeaseRelease;
+  const LuaScript& script = internal::GetScripts().lease_release;
   return ToStatus(Answer::From(
-      conn_->Script(id, {Key(kLeader, scope)}, {std::string(candidate), Num(term)}, true), id));
+      conn_->Script(script, {Key(kLeader, scope)}, {std::string(candidate), Num(term)}, true),
+      script));
 }
 
 Result<LeaseGrant> RedisDirectory::ConfirmLeadership(std::string_view scope,
@@ -345,17 +337,18 @@ Result<LeaseGrant> RedisDirectory::ConfirmLeadership(std::string_view scope,
   TELOS_RETURN_IF_ERROR(CheckId("scope", scope));
   TELOS_RETURN_IF_ERROR(CheckId("candidate", candidate));
   TELOS_RETURN_IF_ERROR(CheckEpoch(term));
-  constexpr ScriptId id = ScriptId::kLeaseRenew;
-  return ToGrant(Answer::From(conn_->Script(id, {Key(kLeader, scope)},
+  const LuaScript& script = internal::GetScripts().lease_renew;
+  return ToGrant(Answer::From(conn_->Script(script, {Key(kLeader, scope)},
                                             {std::string(candidate), Num(term), "0", "0"}, false),
-                              id));
+                              script));
 }
 
 Result<std::optional<Leader>> RedisDirectory::LeaderOf(std::string_view scope) {
   TELOS_RETURN_IF_ERROR(CheckId("scope", scope));
-  constexpr ScriptId id = ScriptId::kLeaseGet;
+  const LuaScript& script = internal::GetScripts().lease_get;
   Result<Answer> a = Answer::From(
-      conn_->Script(id, {Key(kLeader, scope), Key(kShards), Key(kEndpoints)}, {}, false), id);
+      conn_->Script(script, {Key(kLeader, scope), Key(kShards), Key(kEndpoints)}, {}, false),
+      script);
   if (!a.ok()) return a.status();
   if (a->size() == 0) return std::optional<Leader>();
   Leader leader;
@@ -372,21 +365,21 @@ Result<std::optional<Leader>> RedisDirectory::LeaderOf(std::string_view scope) {
 Status RedisDirectory::HandoffPlacement(std::string_view player, const Placement& placement) {
   TELOS_RETURN_IF_ERROR(CheckId("player", player));
   TELOS_RETURN_IF_ERROR(internal::CheckPlacement(placement));
-  constexpr ScriptId id = ScriptId::kPlacementHandoff;
+  const LuaScript& script = internal::GetScripts().placement_handoff;
   return ToStatus(Answer::From(
-      conn_->Script(id, {Key(kPlacement, player)},
+      conn_->Script(script, {Key(kPlacement, player)},
                     {placement.zone, Num(placement.epoch), placement.nonce, placement.shard}, true),
-      id));
+      script));
 }
 
 Status RedisDirectory::RegisterPlacement(std::string_view player, const Placement& placement) {
   TELOS_RETURN_IF_ERROR(CheckId("player", player));
   TELOS_RETURN_IF_ERROR(internal::CheckPlacement(placement));
-  constexpr ScriptId id = ScriptId::kPlacementRegister;
+  const LuaScript& script = internal::GetScripts().placement_register;
   return ToStatus(Answer::From(
-      conn_->Script(id, {Key(kPlacement, player)},
+      conn_->Script(script, {Key(kPlacement, player)},
                     {placement.zone, Num(placement.epoch), placement.nonce, placement.shard}, true),
-      id));
+      script));
 }
 
 Result<bool> RedisDirectory::TombstonePlacement(std::string_view player, std::string_view shard,
@@ -397,11 +390,11 @@ Result<bool> RedisDirectory::TombstonePlacement(std::string_view player, std::st
   TELOS_RETURN_IF_ERROR(CheckEpoch(epoch));
   TELOS_RETURN_IF_ERROR(CheckOptionalId("nonce", nonce));
   TELOS_RETURN_IF_ERROR(CheckOptionalId("zone", zone));
-  constexpr ScriptId id = ScriptId::kPlacementTombstone;
+  const LuaScript& script = internal::GetScripts().placement_tombstone;
   Result<Answer> a = Answer::From(
-      conn_->Script(id, {Key(kPlacement, player)},
+      conn_->Script(script, {Key(kPlacement, player)},
                     {std::string(shard), Num(epoch), std::string(nonce), std::string(zone)}, true),
-      id);
+      script);
   if (!a.ok()) return a.status();
   int64_t applied = 0;
   if (!a->Int(0, &applied)) return a->Bad();
@@ -442,31 +435,31 @@ Status RedisDirectory::SetPresence(std::string_view player, std::string_view gat
   TELOS_RETURN_IF_ERROR(CheckId("gate", gate));
   TELOS_RETURN_IF_ERROR(CheckOptionalId("shard", shard));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  constexpr ScriptId id = ScriptId::kPresenceSet;
+  const LuaScript& script = internal::GetScripts().presence_set;
   return ToStatus(Answer::From(
-      conn_->Script(id, {Key(kPresence), Key(kPresenceGate), Key(kPresenceShard)},
+      conn_->Script(script, {Key(kPresence), Key(kPresenceGate), Key(kPresenceShard)},
                     {std::string(player), std::string(gate), std::string(shard), Num(ttl_ms)},
                     true),
-      id));
+      script));
 }
 
 Status RedisDirectory::ClearPresence(std::string_view player, std::string_view gate) {
   TELOS_RETURN_IF_ERROR(CheckId("player", player));
   TELOS_RETURN_IF_ERROR(CheckId("gate", gate));
-  constexpr ScriptId id = ScriptId::kPresenceClear;
+  const LuaScript& script = internal::GetScripts().presence_clear;
   return ToStatus(
-      Answer::From(conn_->Script(id, {Key(kPresence), Key(kPresenceGate), Key(kPresenceShard)},
+      Answer::From(conn_->Script(script, {Key(kPresence), Key(kPresenceGate), Key(kPresenceShard)},
                                  {std::string(player), std::string(gate)}, true),
-                   id));
+                   script));
 }
 
 Result<std::optional<Presence>> RedisDirectory::GetPresence(std::string_view player) {
   TELOS_RETURN_IF_ERROR(CheckId("player", player));
-  constexpr ScriptId id = ScriptId::kPresenceGet;
+  const LuaScript& script = internal::GetScripts().presence_get;
   Result<Answer> a =
-      Answer::From(conn_->Script(id, {Key(kPresence), Key(kPresenceGate), Key(kPresenceShard)},
+      Answer::From(conn_->Script(script, {Key(kPresence), Key(kPresenceGate), Key(kPresenceShard)},
                                  {std::string(player)}, false),
-                   id);
+                   script);
   if (!a.ok()) return a.status();
   if (a->size() == 0) return std::optional<Presence>();
   Presence p;
@@ -478,9 +471,10 @@ Result<std::optional<Presence>> RedisDirectory::GetPresence(std::string_view pla
 }
 
 Result<std::vector<Presence>> RedisDirectory::ListPresence() {
-  constexpr ScriptId id = ScriptId::kPresenceList;
+  const LuaScript& script = internal::GetScripts().presence_list;
   Result<Answer> a = Answer::From(
-      conn_->Script(id, {Key(kPresence), Key(kPresenceGate), Key(kPresenceShard)}, {}, true), id);
+      conn_->Script(script, {Key(kPresence), Key(kPresenceGate), Key(kPresenceShard)}, {}, true),
+      script);
   if (!a.ok()) return a.status();
   if (a->size() % 4 != 0) return a->Bad();
   std::vector<Presence> out(a->size() / 4);
@@ -510,15 +504,15 @@ Status RedisDirectory::ReportOccupancy(std::string_view shard,
     args.push_back(z.zone);
     args.push_back(Num(z.players));
   }
-  constexpr ScriptId id = ScriptId::kOccupancyReport;
-  return ToStatus(
-      Answer::From(conn_->Script(id, {Key(kOccupancy), Key(kOccupancyAt)}, args, true), id));
+  const LuaScript& script = internal::GetScripts().occupancy_report;
+  return ToStatus(Answer::From(
+      conn_->Script(script, {Key(kOccupancy), Key(kOccupancyAt)}, args, true), script));
 }
 
 Result<std::vector<Occupancy>> RedisDirectory::ListOccupancy() {
-  constexpr ScriptId id = ScriptId::kOccupancyList;
+  const LuaScript& script = internal::GetScripts().occupancy_list;
   Result<Answer> a =
-      Answer::From(conn_->Script(id, {Key(kOccupancy), Key(kOccupancyAt)}, {}, false), id);
+      Answer::From(conn_->Script(script, {Key(kOccupancy), Key(kOccupancyAt)}, {}, false), script);
   if (!a.ok()) return a.status();
   int64_t now = 0;
   if (!a->Int(0, &now)) return a->Bad();
@@ -552,11 +546,11 @@ Result<Reservation> RedisDirectory::Reserve(std::string_view target, int64_t amo
   TELOS_RETURN_IF_ERROR(CheckId("target", target));
   TELOS_RETURN_IF_ERROR(CheckAmount(amount, /*positive=*/true));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  constexpr ScriptId id = ScriptId::kReserve;
+  const LuaScript& script = internal::GetScripts().reserve;
   Result<Answer> a = Answer::From(
-      conn_->Script(id, {Key(kReservations), Key(kReservationAmounts), Key(kReservationSeq)},
+      conn_->Script(script, {Key(kReservations), Key(kReservationAmounts), Key(kReservationSeq)},
                     {std::string(target), Num(amount), Num(ttl_ms)}, true),
-      id);
+      script);
   if (!a.ok()) return a.status();
   Reservation r{std::string(target), "", amount, 0};
   if (!a->Str(0, &r.id) || !a->Int(1, &r.ttl_ms)) return a->Bad();
@@ -566,18 +560,19 @@ Result<Reservation> RedisDirectory::Reserve(std::string_view target, int64_t amo
 Status RedisDirectory::ReleaseReservation(std::string_view target, std::string_view id) {
   TELOS_RETURN_IF_ERROR(CheckId("target", target));
   TELOS_RETURN_IF_ERROR(CheckId("id", id));
-  constexpr ScriptId sid = ScriptId::kReservationRelease;
-  return ToStatus(Answer::From(conn_->Script(sid, {Key(kReservations), Key(kReservationAmounts)},
+  const LuaScript& script = internal::GetScripts().reservation_release;
+  return ToStatus(Answer::From(conn_->Script(script, {Key(kReservations), Key(kReservationAmounts)},
                                              {std::string(target), std::string(id)}, true),
-                               sid));
+                               script));
 }
 
 Result<int64_t> RedisDirectory::ReservedSum(std::string_view target) {
   TELOS_RETURN_IF_ERROR(CheckId("target", target));
-  constexpr ScriptId id = ScriptId::kReservedSum;
-  Result<Answer> a = Answer::From(conn_->Script(id, {Key(kReservations), Key(kReservationAmounts)},
-                                                {std::string(target)}, true),
-                                  id);
+  const LuaScript& script = internal::GetScripts().reserved_sum;
+  Result<Answer> a =
+      Answer::From(conn_->Script(script, {Key(kReservations), Key(kReservationAmounts)},
+                                 {std::string(target)}, true),
+                   script);
   if (!a.ok()) return a.status();
   int64_t sum = 0;
   if (!a->Int(0, &sum)) return a->Bad();
@@ -588,12 +583,12 @@ Result<DrainTarget> RedisDirectory::SelectDrainTarget(const DrainTargetRequest& 
   TELOS_RETURN_IF_ERROR(internal::CheckDrainRequest(request));
   std::vector<std::string> args = {Num(request.amount), Num(request.ttl_ms), Num(request.ceiling)};
   args.insert(args.end(), request.exclude.begin(), request.exclude.end());
-  constexpr ScriptId id = ScriptId::kSelectDrainTarget;
-  Result<Answer> a = Answer::From(conn_->Script(id,
+  const LuaScript& script = internal::GetScripts().select_drain_target;
+  Result<Answer> a = Answer::From(conn_->Script(script,
                                                 {Key(kShards), Key(kOccupancy), Key(kReservations),
                                                  Key(kReservationAmounts), Key(kReservationSeq)},
                                                 args, true),
-                                  id);
+                                  script);
   if (!a.ok()) return a.status();
   DrainTarget out;
   out.reservation.amount = request.amount;
@@ -614,20 +609,20 @@ Status RedisDirectory::IssueDirective(std::string_view zone, std::string_view fr
   TELOS_RETURN_IF_ERROR(CheckId("from", from));
   TELOS_RETURN_IF_ERROR(CheckId("to", to));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  constexpr ScriptId id = ScriptId::kDirectiveIssue;
+  const LuaScript& script = internal::GetScripts().directive_issue;
   return ToStatus(Answer::From(
-      conn_->Script(id, {Key(kDirectives), Key(kDirectiveFrom), Key(kDirectiveTo)},
+      conn_->Script(script, {Key(kDirectives), Key(kDirectiveFrom), Key(kDirectiveTo)},
                     {std::string(zone), std::string(from), std::string(to), Num(ttl_ms)}, true),
-      id));
+      script));
 }
 
 Result<std::vector<Directive>> RedisDirectory::ListDirectives(std::string_view from) {
   TELOS_RETURN_IF_ERROR(CheckId("from", from));
-  constexpr ScriptId id = ScriptId::kDirectiveList;
+  const LuaScript& script = internal::GetScripts().directive_list;
   Result<Answer> a =
-      Answer::From(conn_->Script(id, {Key(kDirectives), Key(kDirectiveFrom), Key(kDirectiveTo)},
+      Answer::From(conn_->Script(script, {Key(kDirectives), Key(kDirectiveFrom), Key(kDirectiveTo)},
                                  {std::string(from)}, true),
-                   id);
+                   script);
   if (!a.ok()) return a.status();
   if (a->size() % 4 != 0) return a->Bad();
   std::vector<Directive> out(a->size() / 4);
@@ -645,26 +640,26 @@ Result<std::vector<Directive>> RedisDirectory::ListDirectives(std::string_view f
 Status RedisDirectory::CompleteDirective(std::string_view zone, std::string_view from) {
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
   TELOS_RETURN_IF_ERROR(CheckId("from", from));
-  constexpr ScriptId id = ScriptId::kDirectiveComplete;
+  const LuaScript& script = internal::GetScripts().directive_complete;
   return ToStatus(
-      Answer::From(conn_->Script(id, {Key(kDirectives), Key(kDirectiveFrom), Key(kDirectiveTo)},
+      Answer::From(conn_->Script(script, {Key(kDirectives), Key(kDirectiveFrom), Key(kDirectiveTo)},
                                  {std::string(zone), std::string(from)}, true),
-                   id));
+                   script));
 }
 
 Status RedisDirectory::StartCooldown(std::string_view zone, int64_t ttl_ms) {
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  constexpr ScriptId id = ScriptId::kCooldownStart;
+  const LuaScript& script = internal::GetScripts().cooldown_start;
   return ToStatus(Answer::From(
-      conn_->Script(id, {Key(kCooldowns)}, {std::string(zone), Num(ttl_ms)}, true), id));
+      conn_->Script(script, {Key(kCooldowns)}, {std::string(zone), Num(ttl_ms)}, true), script));
 }
 
 Result<int64_t> RedisDirectory::CooldownRemainingMs(std::string_view zone) {
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
-  constexpr ScriptId id = ScriptId::kCooldownRemaining;
+  const LuaScript& script = internal::GetScripts().cooldown_remaining;
   Result<Answer> a =
-      Answer::From(conn_->Script(id, {Key(kCooldowns)}, {std::string(zone)}, true), id);
+      Answer::From(conn_->Script(script, {Key(kCooldowns)}, {std::string(zone)}, true), script);
   if (!a.ok()) return a.status();
   int64_t left = 0;
   if (!a->Int(0, &left)) return a->Bad();

@@ -1,6 +1,7 @@
 #include "redis/scripts.h"
 
 #include <array>
+#include <iterator>
 #include <string>
 
 #include "telos/base/assert.h"
@@ -38,15 +39,15 @@ end
 )lua";
 
 struct Entry {
-  ScriptId id;
+  redis::LuaScript Scripts::*slot;  // where the script goes
   std::string_view name;
   std::string_view body;
 };
 
 // KEYS and ARGV are listed above each body.
-constexpr std::array<Entry, kScriptCount> kScripts = {{
+constexpr Entry kEntries[] = {
     // KEYS: shards (zset id -> expiry), endpoints (hash). ARGV: id, endpoint, ttl_ms, mode.
-    {ScriptId::kShardRegister, "shard_register", R"lua(
+    {&Scripts::shard_register, "shard_register", R"lua(
 local now = now_ms()
 local id, endpoint, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local live = tonumber(redis.call('ZSCORE', KEYS[1], id) or '0') > now
@@ -62,7 +63,7 @@ redis.call('HSET', KEYS[2], id, endpoint)
 return {'ok'}
 )lua"},
     // KEYS: shards, endpoints, occupancy, occupancy times. ARGV: id, endpoint.
-    {ScriptId::kShardDeregister, "shard_deregister", R"lua(
+    {&Scripts::shard_deregister, "shard_deregister", R"lua(
 local current = redis.call('HGET', KEYS[2], ARGV[1])
 if current and current ~= ARGV[2] then
   return {'precondition', 'shard id ' .. ARGV[1] .. ' belongs to ' .. current}
@@ -74,7 +75,7 @@ end
 return {'ok'}
 )lua"},
     // KEYS: shards, endpoints. Answer: ok, then (id, endpoint, ttl_ms) per live shard.
-    {ScriptId::kShardList, "shard_list", R"lua(
+    {&Scripts::shard_list, "shard_list", R"lua(
 local now = now_ms()
 prune(KEYS[1], {KEYS[2]}, now)
 local rows = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
@@ -87,7 +88,7 @@ end
 return out
 )lua"},
     // KEYS: lease. ARGV: holder, ttl_ms. Answer: ok, epoch, ttl_ms.
-    {ScriptId::kLeaseClaim, "lease_claim", R"lua(
+    {&Scripts::lease_claim, "lease_claim", R"lua(
 local now = now_ms()
 local owner, exp, epoch = read_lease(KEYS[1])
 local live = owner ~= '' and exp > now
@@ -103,7 +104,7 @@ return {'ok', epoch, ttl}
 )lua"},
     // KEYS: lease. ARGV: holder, epoch, ttl_ms, refresh ('1' renews, '0' only confirms).
     // Answer: ok, epoch, ttl_ms left.
-    {ScriptId::kLeaseRenew, "lease_renew", R"lua(
+    {&Scripts::lease_renew, "lease_renew", R"lua(
 local now = now_ms()
 local owner, exp, epoch = read_lease(KEYS[1])
 if owner == '' or exp <= now or owner ~= ARGV[1] or epoch ~= tonumber(ARGV[2]) then
@@ -116,7 +117,7 @@ end
 return {'ok', epoch, exp - now}
 )lua"},
     // KEYS: lease. ARGV: holder, epoch.
-    {ScriptId::kLeaseRelease, "lease_release", R"lua(
+    {&Scripts::lease_release, "lease_release", R"lua(
 local owner, exp, epoch = read_lease(KEYS[1])
 if owner == '' or owner ~= ARGV[1] or epoch ~= tonumber(ARGV[2]) then
   return {'precondition', 'lease not held by ' .. ARGV[1] .. ' at epoch ' .. ARGV[2]}
@@ -125,7 +126,7 @@ redis.call('HSET', KEYS[1], 'owner', '', 'exp', '0')
 return {'ok'}
 )lua"},
     // KEYS: lease. ARGV: from, from_epoch, to, ttl_ms. Answer: ok, new epoch, ttl_ms.
-    {ScriptId::kLeaseTransfer, "lease_transfer", R"lua(
+    {&Scripts::lease_transfer, "lease_transfer", R"lua(
 local now = now_ms()
 local owner, exp, epoch = read_lease(KEYS[1])
 if owner == '' or exp <= now or owner ~= ARGV[1] or epoch ~= tonumber(ARGV[2]) then
@@ -138,7 +139,7 @@ return {'ok', epoch, ttl}
 )lua"},
     // KEYS: lease, shards, endpoints. Answer: ok (no live holder), or ok, holder, epoch,
     // ttl_ms left, endpoint ('' unless the holder is a live registered shard).
-    {ScriptId::kLeaseGet, "lease_get", R"lua(
+    {&Scripts::lease_get, "lease_get", R"lua(
 local now = now_ms()
 local owner, exp, epoch = read_lease(KEYS[1])
 if owner == '' or exp <= now then
@@ -151,7 +152,7 @@ end
 return {'ok', owner, epoch, exp - now, endpoint}
 )lua"},
     // KEYS: placement. ARGV: zone, epoch, nonce, shard. Strictly greater epoch only.
-    {ScriptId::kPlacementHandoff, "placement_handoff", R"lua(
+    {&Scripts::placement_handoff, "placement_handoff", R"lua(
 local stored = tonumber(redis.call('HGET', KEYS[1], 'epoch') or '0')
 if stored >= tonumber(ARGV[2]) then
   return {'precondition', 'stored placement epoch ' .. fmt(stored) .. ' is not older than ' ..
@@ -166,7 +167,7 @@ end
 return {'ok'}
 )lua"},
     // KEYS: placement. ARGV: zone, epoch, nonce, shard. Equal or greater epoch.
-    {ScriptId::kPlacementRegister, "placement_register", R"lua(
+    {&Scripts::placement_register, "placement_register", R"lua(
 local stored = tonumber(redis.call('HGET', KEYS[1], 'epoch') or '0')
 if stored > tonumber(ARGV[2]) then
   return {'precondition', 'stored placement epoch ' .. fmt(stored) .. ' is newer than ' .. ARGV[2]}
@@ -180,7 +181,7 @@ end
 return {'ok'}
 )lua"},
     // KEYS: placement. ARGV: shard, epoch, nonce, zone. Answer: ok, 1 if applied else 0.
-    {ScriptId::kPlacementTombstone, "placement_tombstone", R"lua(
+    {&Scripts::placement_tombstone, "placement_tombstone", R"lua(
 local row = redis.call('HMGET', KEYS[1], 'shard', 'epoch', 'nonce')
 if not row[2] then
   return {'ok', 0}
@@ -199,7 +200,7 @@ return {'ok', 1}
 )lua"},
     // KEYS: presence (zset player -> expiry), gates (hash), shards (hash).
     // ARGV: player, gate, shard, ttl_ms.
-    {ScriptId::kPresenceSet, "presence_set", R"lua(
+    {&Scripts::presence_set, "presence_set", R"lua(
 local now = now_ms()
 redis.call('ZADD', KEYS[1], fmt(now + tonumber(ARGV[4])), ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
@@ -207,7 +208,7 @@ redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
 return {'ok'}
 )lua"},
     // KEYS: presence, gates, shards. ARGV: player, gate.
-    {ScriptId::kPresenceClear, "presence_clear", R"lua(
+    {&Scripts::presence_clear, "presence_clear", R"lua(
 local now = now_ms()
 local gate = redis.call('HGET', KEYS[2], ARGV[1])
 if not gate then
@@ -223,7 +224,7 @@ redis.call('HDEL', KEYS[3], ARGV[1])
 return {'ok'}
 )lua"},
     // KEYS: presence, gates, shards. ARGV: player. Answer: ok, or ok, player, gate, shard, ttl.
-    {ScriptId::kPresenceGet, "presence_get", R"lua(
+    {&Scripts::presence_get, "presence_get", R"lua(
 local now = now_ms()
 local exp = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]) or '0')
 if exp <= now then
@@ -233,7 +234,7 @@ return {'ok', ARGV[1], redis.call('HGET', KEYS[2], ARGV[1]) or '',
         redis.call('HGET', KEYS[3], ARGV[1]) or '', exp - now}
 )lua"},
     // KEYS: presence, gates, shards. Answer: ok, then (player, gate, shard, ttl) per entry.
-    {ScriptId::kPresenceList, "presence_list", R"lua(
+    {&Scripts::presence_list, "presence_list", R"lua(
 local now = now_ms()
 prune(KEYS[1], {KEYS[2], KEYS[3]}, now)
 local rows = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
@@ -248,7 +249,7 @@ return out
 )lua"},
     // KEYS: occupancy (hash shard -> JSON [zone, count, ...]), times (hash shard -> ms).
     // ARGV: shard, then zone, count pairs.
-    {ScriptId::kOccupancyReport, "occupancy_report", R"lua(
+    {&Scripts::occupancy_report, "occupancy_report", R"lua(
 local now = now_ms()
 local flat = {}
 for i = 2, #ARGV do
@@ -260,7 +261,7 @@ return {'ok'}
 )lua"},
     // KEYS: occupancy, times. Answer: ok, now, then per shard: shard, reported_at, n, and n
     // values (zone, count alternating).
-    {ScriptId::kOccupancyList, "occupancy_list", R"lua(
+    {&Scripts::occupancy_list, "occupancy_list", R"lua(
 local now = now_ms()
 local times = redis.call('HGETALL', KEYS[2])
 local out = {'ok', now}
@@ -277,7 +278,7 @@ return out
 )lua"},
     // KEYS: reservations (zset "target\31id" -> expiry), amounts (hash), sequence (counter).
     // ARGV: target, amount, ttl_ms. Answer: ok, id, ttl_ms.
-    {ScriptId::kReserve, "reserve", R"lua(
+    {&Scripts::reserve, "reserve", R"lua(
 local now = now_ms()
 prune(KEYS[1], {KEYS[2]}, now)
 local id = redis.call('INCR', KEYS[3])
@@ -288,14 +289,14 @@ redis.call('HSET', KEYS[2], member, ARGV[2])
 return {'ok', fmt(id), ttl}
 )lua"},
     // KEYS: reservations, amounts. ARGV: target, id.
-    {ScriptId::kReservationRelease, "reservation_release", R"lua(
+    {&Scripts::reservation_release, "reservation_release", R"lua(
 local member = ARGV[1] .. '\31' .. ARGV[2]
 redis.call('ZREM', KEYS[1], member)
 redis.call('HDEL', KEYS[2], member)
 return {'ok'}
 )lua"},
     // KEYS: reservations, amounts. ARGV: target. Answer: ok, sum of unexpired amounts.
-    {ScriptId::kReservedSum, "reserved_sum", R"lua(
+    {&Scripts::reserved_sum, "reserved_sum", R"lua(
 local now = now_ms()
 prune(KEYS[1], {KEYS[2]}, now)
 local want = ARGV[1] .. '\31'
@@ -310,7 +311,7 @@ return {'ok', sum}
     // KEYS: shards, occupancy, reservations, amounts, sequence.
     // ARGV: amount, ttl_ms, ceiling, then excluded shard ids.
     // Answer: ok, target, reservation id, ttl_ms, load before, 1 if over the ceiling else 0.
-    {ScriptId::kSelectDrainTarget, "select_drain_target", R"lua(
+    {&Scripts::select_drain_target, "select_drain_target", R"lua(
 local now = now_ms()
 prune(KEYS[3], {KEYS[4]}, now)
 local amount, ttl, ceiling = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -361,7 +362,7 @@ redis.call('HSET', KEYS[4], member, ARGV[1])
 return {'ok', chosen, fmt(rid), ttl, load, over}
 )lua"},
     // KEYS: directives (zset zone -> expiry), from (hash), to (hash). ARGV: zone, from, to, ttl.
-    {ScriptId::kDirectiveIssue, "directive_issue", R"lua(
+    {&Scripts::directive_issue, "directive_issue", R"lua(
 local now = now_ms()
 prune(KEYS[1], {KEYS[2], KEYS[3]}, now)
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
@@ -373,7 +374,7 @@ redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
 return {'ok'}
 )lua"},
     // KEYS: directives, from, to. ARGV: from. Answer: ok, then (zone, from, to, ttl) each.
-    {ScriptId::kDirectiveList, "directive_list", R"lua(
+    {&Scripts::directive_list, "directive_list", R"lua(
 local now = now_ms()
 prune(KEYS[1], {KEYS[2], KEYS[3]}, now)
 local rows = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
@@ -389,7 +390,7 @@ end
 return out
 )lua"},
     // KEYS: directives, from, to. ARGV: zone, from.
-    {ScriptId::kDirectiveComplete, "directive_complete", R"lua(
+    {&Scripts::directive_complete, "directive_complete", R"lua(
 local now = now_ms()
 prune(KEYS[1], {KEYS[2], KEYS[3]}, now)
 if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then
@@ -401,13 +402,13 @@ redis.call('HDEL', KEYS[3], ARGV[1])
 return {'ok'}
 )lua"},
     // KEYS: cooldowns (zset zone -> expiry). ARGV: zone, ttl_ms.
-    {ScriptId::kCooldownStart, "cooldown_start", R"lua(
+    {&Scripts::cooldown_start, "cooldown_start", R"lua(
 local now = now_ms()
 redis.call('ZADD', KEYS[1], fmt(now + tonumber(ARGV[2])), ARGV[1])
 return {'ok'}
 )lua"},
     // KEYS: cooldowns. ARGV: zone. Answer: ok, ms left (0 when none).
-    {ScriptId::kCooldownRemaining, "cooldown_remaining", R"lua(
+    {&Scripts::cooldown_remaining, "cooldown_remaining", R"lua(
 local now = now_ms()
 local exp = tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]) or '0')
 if exp <= now then
@@ -416,31 +417,33 @@ if exp <= now then
 end
 return {'ok', exp - now}
 )lua"},
-}};
+};
 
-// Prelude + body for every script, built once.
-const std::array<std::string, kScriptCount>& Sources() {
-  static const std::array<std::string, kScriptCount> sources = [] {
-    std::array<std::string, kScriptCount> out;
-    for (size_t i = 0; i < kScriptCount; ++i) {
-      RELEASE_ASSERT(static_cast<size_t>(kScripts[i].id) == i, "scripts out of order");
-      out[i] = std::string(kPrelude) + std::string(kScripts[i].body);
-    }
-    return out;
-  }();
-  return sources;
-}
+// Every Scripts member is filled by exactly one entry: as many entries as members, no slot twice.
+static_assert(std::size(kEntries) * sizeof(redis::LuaScript) == sizeof(Scripts),
+              "one entry per script");
 
 }  // namespace
 
-std::string_view ScriptSource(ScriptId id) {
-  RELEASE_ASSERT(id != ScriptId::kCount, "no such script");
-  return Sources()[static_cast<size_t>(id)];
-}
-
-std::string_view ScriptName(ScriptId id) {
-  RELEASE_ASSERT(id != ScriptId::kCount, "no such script");
-  return kScripts[static_cast<size_t>(id)].name;
+const Scripts& GetScripts() {
+  // Prelude + body for every script, built once; both live as long as the program.
+  static const std::array<std::string, std::size(kEntries)> sources = [] {
+    std::array<std::string, std::size(kEntries)> out;
+    for (size_t i = 0; i < out.size(); ++i) {
+      out[i] = std::string(kPrelude) + std::string(kEntries[i].body);
+    }
+    return out;
+  }();
+  static const Scripts scripts = [] {
+    Scripts out;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      redis::LuaScript& slot = out.*kEntries[i].slot;
+      RELEASE_ASSERT(slot.name.empty(), "a script slot is filled twice");
+      slot = redis::LuaScript{.name = kEntries[i].name, .source = sources[i]};
+    }
+    return out;
+  }();
+  return scripts;
 }
 
 }  // namespace telos::directory::internal

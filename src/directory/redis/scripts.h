@@ -12,46 +12,43 @@
 // Private to the directory module. Thread safety: immutable data.
 #pragma once
 
-#include <cstddef>
-#include <string_view>
+#include "telos/redis/connection.h"
 
 namespace telos::directory::internal {
 
-enum class ScriptId : size_t {
-  kShardRegister,
-  kShardDeregister,
-  kShardList,
-  kLeaseClaim,
-  kLeaseRenew,
-  kLeaseRelease,
-  kLeaseTransfer,
-  kLeaseGet,
-  kPlacementHandoff,
-  kPlacementRegister,
-  kPlacementTombstone,
-  kPresenceSet,
-  kPresenceClear,
-  kPresenceGet,
-  kPresenceList,
-  kOccupancyReport,
-  kOccupancyList,
-  kReserve,
-  kReservationRelease,
-  kReservedSum,
-  kSelectDrainTarget,
-  kDirectiveIssue,
-  kDirectiveList,
-  kDirectiveComplete,
-  kCooldownStart,
-  kCooldownRemaining,
-  kCount,
+// Every script of the directory, each a redis::LuaScript whose source is the prelude followed by
+// its body and whose name ("lease_claim", ...) names it in error messages.
+struct Scripts {
+  redis::LuaScript shard_register;
+  redis::LuaScript shard_deregister;
+  redis::LuaScript shard_list;
+  redis::LuaScript lease_claim;
+  redis::LuaScript lease_renew;
+  redis::LuaScript lease_release;
+  redis::LuaScript lease_transfer;
+  redis::LuaScript lease_get;
+  redis::LuaScript placement_handoff;
+  redis::LuaScript placement_register;
+  redis::LuaScript placement_tombstone;
+  redis::LuaScript presence_set;
+  redis::LuaScript presence_clear;
+  redis::LuaScript presence_get;
+  redis::LuaScript presence_list;
+  redis::LuaScript occupancy_report;
+  redis::LuaScript occupancy_list;
+  redis::LuaScript reserve;
+  redis::LuaScript reservation_release;
+  redis::LuaScript reserved_sum;
+  redis::LuaScript select_drain_target;
+  redis::LuaScript directive_issue;
+  redis::LuaScript directive_list;
+  redis::LuaScript directive_complete;
+  redis::LuaScript cooldown_start;
+  redis::LuaScript cooldown_remaining;
 };
 
-inline constexpr size_t kScriptCount = static_cast<size_t>(ScriptId::kCount);
-
-// The full source (prelude + body) of a script. REQUIRES: id != kCount.
-std::string_view ScriptSource(ScriptId id);
-// A short name for logs and error messages.
-std::string_view ScriptName(ScriptId id);
+// Built once, on the first call (thread-safe), and immutable after: the sources live as long as
+// the program.
+const Scripts& GetScripts();
 
 }  // namespace telos::directory::internal

@@ -511,6 +511,92 @@ class SqliteMailStore final : public MailStore {
   Database& db_;
 };
 
+// --------------------------------------------------------------------------------- checkpoints
+
+class SqliteCheckpointStore final : public CheckpointStore {
+ public:
+  explicit SqliteCheckpointStore(Database& db) : db_(db) {}
+
+  Status Put(const Checkpoint& checkpoint) override {
+    TELOS_RETURN_IF_ERROR(ValidateCheckpoint(checkpoint));
+    const std::string key = NameKey(checkpoint.name);
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    {
+      // One statement, so the comparison and the write are atomic even against another
+      // process on the same file. The WHERE of the upsert is the freshness rule: an equal
+      // (owner_epoch, state_version) replaces, a lower one changes nothing.
+      TELOS_SQL_QUERY(q, conn,
+                      "INSERT INTO checkpoints (name_key, display_name, account_id, "
+                      "state_version, owner_epoch, zone_id, room_id, state_json, written_at_ms) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) "
+                      "ON CONFLICT (name_key) DO UPDATE SET display_name = excluded.display_name, "
+                      "account_id = excluded.account_id, state_version = excluded.state_version, "
+                      "owner_epoch = excluded.owner_epoch, zone_id = excluded.zone_id, "
+                      "room_id = excluded.room_id, state_json = excluded.state_json, "
+                      "written_at_ms = excluded.written_at_ms "
+                      "WHERE (excluded.owner_epoch, excluded.state_version) >= "
+                      "(checkpoints.owner_epoch, checkpoints.state_version)");
+      q.Bind(1, key)
+          .Bind(2, checkpoint.name)
+          .Bind(3, checkpoint.account_id)
+          .Bind(4, checkpoint.state_version)
+          .Bind(5, checkpoint.owner_epoch)
+          .Bind(6, checkpoint.zone_id)
+          .Bind(7, checkpoint.room_id)
+          .Bind(8, checkpoint.state_json)
+          .Bind(9, db_.NowMs());
+      TELOS_RETURN_IF_ERROR(q.Run("writing a checkpoint"));
+    }
+    if (db_.Changes() > 0) return Status::Ok();
+    // Refused: read the stored pair only to say what beat this writer.
+    TELOS_SQL_QUERY(q, conn,
+                    "SELECT owner_epoch, state_version FROM checkpoints WHERE name_key = ?1");
+    auto row = q.Bind(1, key).Step("reading a checkpoint's fences");
+    if (!row.ok()) return row.status();
+    std::string stored = "a fresher one";
+    if (*row) {
+      stored =
+          "owner_epoch " + std::to_string(q.Int(0)) + ", state_version " + std::to_string(q.Int(1));
+    }
+    return Status::FailedPrecondition(
+        "stale checkpoint of " + Quoted(checkpoint.name) + " at owner_epoch " +
+        std::to_string(checkpoint.owner_epoch) + ", state_version " +
+        std::to_string(checkpoint.state_version) + "; the stored one is at " + stored);
+  }
+
+  Result<Checkpoint> Get(std::string_view name) override {
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(name));
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    TELOS_SQL_QUERY(q, conn,
+                    "SELECT display_name, account_id, state_version, owner_epoch, zone_id, "
+                    "room_id, state_json, written_at_ms FROM checkpoints WHERE name_key = ?1");
+    auto row = q.Bind(1, NameKey(name)).Step("reading a checkpoint");
+    if (!row.ok()) return row.status();
+    if (!*row) return Status::NotFound("no checkpoint of " + Quoted(name));
+    return Checkpoint{.name = q.Text(0),
+                      .account_id = q.Int(1),
+                      .state_version = q.Int(2),
+                      .owner_epoch = q.Int(3),
+                      .zone_id = q.Text(4),
+                      .room_id = q.Text(5),
+                      .state_json = q.Text(6),
+                      .written_at_ms = q.Int(7)};
+  }
+
+  Status Delete(std::string_view name) override {
+    TELOS_RETURN_IF_ERROR(ValidateCharacterName(name));
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    TELOS_SQL_QUERY(q, conn, "DELETE FROM checkpoints WHERE name_key = ?1");
+    return q.Bind(1, NameKey(name)).Run("deleting a checkpoint");
+  }
+
+ private:
+  Database& db_;
+};
+
 // --------------------------------------------------------------------------------------- store
 
 class SqliteStoreImpl final : public SqliteStore {
@@ -520,11 +606,13 @@ class SqliteStoreImpl final : public SqliteStore {
         characters_(db_),
         accounts_(db_),
         mail_(db_),
+        checkpoints_(db_),
         schema_version_(schema_version) {}
 
   CharacterStore& characters() override { return characters_; }
   AccountStore& accounts() override { return accounts_; }
   MailStore& mail() override { return mail_; }
+  CheckpointStore& checkpoints() override { return checkpoints_; }
   int64_t schema_version() const override { return schema_version_; }
 
  private:
@@ -532,6 +620,7 @@ class SqliteStoreImpl final : public SqliteStore {
   SqliteCharacterStore characters_;
   SqliteAccountStore accounts_;
   SqliteMailStore mail_;
+  SqliteCheckpointStore checkpoints_;
   const int64_t schema_version_;
 };
 

@@ -35,6 +35,10 @@
 #include "telos/base/status.h"
 #include "telos/directory/directory.h"
 
+namespace telos::redis {
+class Connection;  // telos/redis/connection.h
+}  // namespace telos::redis
+
 namespace telos::directory {
 
 struct RedisOptions {
@@ -128,13 +132,11 @@ class RedisDirectory final : public Directory {
   Result<int64_t> CooldownRemainingMs(std::string_view zone) override;
 
  private:
-  class Connection;  // redis/redis_connection.h
-
   std::string Key(std::string_view kind, std::string_view id = {}) const;
 
   RedisOptions options_;
   std::string prefix_;
-  std::unique_ptr<Connection> conn_;
+  std::unique_ptr<redis::Connection> conn_;
 };
 
 }  // namespace telos::directory

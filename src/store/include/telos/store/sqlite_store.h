@@ -1,5 +1,5 @@
-// SqliteStore: the embedded backend of CharacterStore, AccountStore and MailStore, in one
-// SQLite database file.
+// SqliteStore: the embedded backend of CharacterStore, AccountStore, MailStore and CheckpointStore,
+// in one SQLite database file.
 //
 // Opening a file brings its schema up to date: the numbered, forward-only migrations in
 // schema/sql/sqlite/NNNN_*.sql are compiled into the binary, and every one not yet recorded in
@@ -8,10 +8,10 @@
 // writing a newer schema could corrupt it. The database runs in WAL mode with a busy timeout,
 // foreign keys on, and STRICT tables.
 //
-// Ownership: a SqliteStore owns its connection; the three store references it hands out live as
+// Ownership: a SqliteStore owns its connection; the four store references it hands out live as
 // long as it does. The Clock must outlive it.
 //
-// Thread safety: every method of the store and of the three interfaces may be called from any
+// Thread safety: every method of the store and of the four interfaces may be called from any
 // thread; one connection is shared under a mutex. Calls BLOCK on disk I/O (and on another
 // process's write lock, up to the busy timeout): they run on the dedicated blocking pool or the
 // CharacterSaver's worker, never on a zone executor.
@@ -26,6 +26,7 @@
 #include "telos/base/status.h"
 #include "telos/store/account_store.h"
 #include "telos/store/character_store.h"
+#include "telos/store/checkpoint_store.h"
 #include "telos/store/mail_store.h"
 
 namespace telos::store {
@@ -53,6 +54,8 @@ class SqliteStore {
   virtual CharacterStore& characters() = 0;
   virtual AccountStore& accounts() = 0;
   virtual MailStore& mail() = 0;
+  // The embedded CheckpointStore, in the same file (migration 0003).
+  virtual CheckpointStore& checkpoints() = 0;
 
   // The highest migration applied to the file.
   virtual int64_t schema_version() const = 0;

@@ -1,0 +1,43 @@
+// The pure parts of a bot: exit parsing and the latency reservoir.
+#include <gtest/gtest.h>
+
+#include "bot.h"
+
+namespace telos::sim {
+namespace {
+
+TEST(ParseExits, ReadsTheLastExitLine) {
+  // The world's format: directions separated by spaces, in colour.
+  EXPECT_EQ(ParseExits("The Atrium\n\x1b[32m[Exits: north south east]\x1b[0m\n> "),
+            (std::vector<std::string>{"north", "south", "east"}));
+  EXPECT_EQ(ParseExits("[Exits: west]\nThe Hall\n[Exits: up, down]"),
+            (std::vector<std::string>{"up", "down"}));
+  EXPECT_TRUE(ParseExits("[Exits: none]").empty());
+  EXPECT_TRUE(ParseExits("no exits line at all").empty());
+  // An annotation is not part of a direction's name.
+  EXPECT_EQ(ParseExits("[Exits: north (closed), south]"),
+            (std::vector<std::string>{"north", "south"}));
+}
+
+TEST(LatencyRecorder, KeepsEverySampleUnderTheBound) {
+  Random random(3);
+  LatencyRecorder recorder(10);
+  for (int i = 0; i < 10; ++i) recorder.Add(i, random);
+  EXPECT_EQ(recorder.samples().size(), 10u);
+  EXPECT_EQ(recorder.dropped(), 0u);
+}
+
+TEST(LatencyRecorder, ReservoirStaysBoundedAndFair) {
+  Random random(5);
+  LatencyRecorder recorder(1'000);
+  // 10,000 samples: the first half fast (1), the second half slow (100).
+  for (int i = 0; i < 10'000; ++i) recorder.Add(i < 5'000 ? 1 : 100, random);
+  EXPECT_EQ(recorder.samples().size(), 1'000u);
+  EXPECT_EQ(recorder.seen(), 10'000u);
+  EXPECT_EQ(recorder.dropped(), 9'000u);
+  const auto slow = std::count(recorder.samples().begin(), recorder.samples().end(), 100);
+  EXPECT_NEAR(static_cast<double>(slow) / 1'000, 0.5, 0.06);
+}
+
+}  // namespace
+}  // namespace telos::sim
