@@ -167,15 +167,14 @@ struct HttpServer::Impl {
   asio::awaitable<void> Serve(std::shared_ptr<Connection> conn) {
     beast::flat_buffer buffer;
     const std::string remote = conn->address;
-    bool first = true;
     for (;;) {
       http::request_parser<http::string_body> parser;
       parser.header_limit(static_cast<std::uint32_t>(options.header_bytes_max));
       parser.body_limit(options.body_bytes_max);
-      // The whole header must arrive before this deadline: a client dribbling bytes cannot
-      // hold the connection open. Between keep-alive requests the idle deadline applies.
-      conn->stream.expires_after(Ms(first ? options.header_timeout_ms : options.idle_timeout_ms));
-      first = false;
+      // The whole header must arrive before this deadline, counted from the connect or from the
+      // previous response: a client dribbling bytes, or idling on keep-alive, cannot hold the
+      // connection open for longer.
+      conn->stream.expires_after(Ms(options.header_timeout_ms));
       auto [ec_head, n_head] =
           co_await http::async_read_header(conn->stream, buffer, parser, kTuple);
       if (!ec_head && !parser.is_done()) {

@@ -22,6 +22,7 @@ namespace json = boost::json;
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr int kJsonDepthMax = 16;
 constexpr int64_t kWindowDimensionMax = 1000;
+constexpr int64_t kStopFlushMs = 2000;  // how long a stopping server waits on a WebSocket peer
 
 std::string Frame(std::string_view type, std::string_view key, std::string_view text) {
   std::string out = "{\"type\":\"";
@@ -60,7 +61,7 @@ class WebSocketTerminal final : public Terminal,
                             std::function<void(std::function<void()>)> set_closer) {
     auto self = shared_from_this();
     set_closer([weak = weak_from_this()] {
-      if (auto s = weak.lock()) s->CloseSocket();
+      if (auto s = weak.lock()) s->CloseFlushingFirst();
     });
     // The HTTP read left a deadline on the stream; from here the WebSocket's own timeouts rule.
     beast::get_lowest_layer(ws_).expires_never();
@@ -248,6 +249,19 @@ class WebSocketTerminal final : public Terminal,
       CloseSocket();
     }
     writing_ = false;
+  }
+
+  // Server stop: send what is queued and a close frame, but give the peer only a moment to
+  // answer before the socket goes. Runs on the strand.
+  void CloseFlushingFirst() {
+    if (socket_closed_) return;
+    closing_ = true;
+    if (close_reason_.empty()) close_reason_ = "server stopping";
+    if (!writing_) StartWriter();
+    idle_timer_.expires_after(std::chrono::milliseconds(kStopFlushMs));
+    idle_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (!ec) self->CloseSocket();
+    });
   }
 
   void CloseSocket() {

@@ -160,6 +160,19 @@ TEST_F(WebSocketTest, ServerCloseSendsReasonThenCloses) {
   EXPECT_EQ(ws->reason().code, websocket::close_code::normal);
 }
 
+TEST_F(WebSocketTest, ServerStopSendsACloseFrame) {
+  auto ws = Connect();
+  EXPECT_EQ(Read(*ws), R"({"type":"text","text":"hello\n"})");
+  server_->Stop();  // the client does not answer the close, so Stop gives up on it after a moment
+  beast::flat_buffer buf;
+  beast::error_code ec;
+  ws->read(buf, ec);
+  EXPECT_TRUE(ec == websocket::error::closed || ec == asio::error::broken_pipe ||
+              ec == asio::error::connection_reset || ec == asio::error::not_connected)
+      << ec.message();
+  EXPECT_EQ(ws->reason().code, websocket::close_code::normal);
+}
+
 TEST_F(WebSocketTest, PlainHttpStillWorksOnTheSamePort) {
   asio::io_context io;
   tcp::socket s(io);

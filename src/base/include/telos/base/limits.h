@@ -11,7 +11,6 @@ namespace telos::limits {
 inline constexpr size_t kHttpHeaderBytesMax = 8 * 1024;
 inline constexpr size_t kHttpBodyBytesMax = 64 * 1024;
 inline constexpr int64_t kHttpHeaderTimeoutMs = 10'000;  // slow-header (slowloris) guard
-inline constexpr int64_t kHttpIdleTimeoutMs = 30'000;    // keep-alive between requests
 inline constexpr int64_t kHttpWriteTimeoutMs = 10'000;
 inline constexpr size_t kHttpConnectionsMax = 1'024;
 

@@ -1,9 +1,10 @@
 // HttpServer: the small HTTP/1.1 server every role embeds for /api/* and /metrics.
 //
 // Built on Boost.Beast with C++20 coroutines. It is defensive by construction: request headers
-// and bodies are bounded (limits.h), a client must finish its header within a deadline (the
-// slow-header guard), keep-alive connections idle out, the number of connections is capped,
-// and bytes that do not parse as HTTP get a 400 and a closed socket. Unknown paths get a JSON 404.
+// and bodies are bounded (limits.h); each header must arrive within a deadline of the connect
+// or of the previous response (the slow-header guard, which also ends idle keep-alive); the
+// number of connections is capped, in all and per address; bytes that do not parse as HTTP get
+// a 400 and a closed socket. Unknown paths get a JSON 404.
 //
 // Routes are exact paths. Handlers run on the io_context's threads, possibly several at once,
 // so a handler must be thread-safe and must not block (render from state it can read quickly).
@@ -68,7 +69,6 @@ struct HttpServerOptions {
   size_t header_bytes_max = limits::kHttpHeaderBytesMax;
   size_t body_bytes_max = limits::kHttpBodyBytesMax;
   int64_t header_timeout_ms = limits::kHttpHeaderTimeoutMs;
-  int64_t idle_timeout_ms = limits::kHttpIdleTimeoutMs;
   int64_t write_timeout_ms = limits::kHttpWriteTimeoutMs;
   size_t connections_max = limits::kHttpConnectionsMax;
   // Connections from one address at once, WebSocket players included.
