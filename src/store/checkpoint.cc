@@ -3,20 +3,11 @@
 #include <string>
 #include <tuple>
 
+#include "backend_checks.h"
 #include "telos/base/assert.h"
 #include "telos/base/limits.h"
 
 namespace telos::store {
-namespace {
-
-Status CheckBytes(std::string_view what, std::string_view value, size_t bytes_max) {
-  if (value.size() <= bytes_max) return Status::Ok();
-  return Status::InvalidArgument(std::string(what) + " is longer than " +
-                                 std::to_string(bytes_max) + " bytes");
-}
-
-}  // namespace
-
 Checkpoint CheckpointOf(const CharacterRecord& record) {
   return Checkpoint{.name = record.name,
                     .account_id = record.account_id,

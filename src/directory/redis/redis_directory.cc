@@ -1,7 +1,10 @@
 #include "telos/directory/redis_directory.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <optional>
+#include <span>
 #include <utility>
 
 #include "redis/scripts.h"
@@ -38,6 +41,30 @@ constexpr std::string_view kDirectives = "dir";  // zset zone -> expiry
 constexpr std::string_view kDirectiveFrom = "dir_from";
 constexpr std::string_view kDirectiveTo = "dir_to";
 constexpr std::string_view kCooldowns = "cool";  // zset zone -> expiry
+
+// The KEYS, in order, that every script of one family takes.
+constexpr std::array kShardKinds = {kShards, kEndpoints};
+constexpr std::array kPresenceKinds = {kPresence, kPresenceGate, kPresenceShard};
+constexpr std::array kOccupancyKinds = {kOccupancy, kOccupancyAt};
+constexpr std::array kReservationKinds = {kReservations, kReservationAmounts, kReservationSeq};
+constexpr std::array kDirectiveKinds = {kDirectives, kDirectiveFrom, kDirectiveTo};
+
+std::string KeyIn(std::string_view prefix, std::string_view kind, std::string_view id = {}) {
+  std::string key(prefix);
+  key += kind;
+  if (!id.empty()) {
+    key += ':';
+    key += id;
+  }
+  return key;
+}
+
+std::vector<std::string> Keys(std::string_view prefix, std::span<const std::string_view> kinds) {
+  std::vector<std::string> keys;
+  keys.reserve(kinds.size());
+  for (std::string_view kind : kinds) keys.push_back(KeyIn(prefix, kind));
+  return keys;
+}
 
 std::string Num(int64_t v) {
   return std::to_string(v);
@@ -101,16 +128,85 @@ class Answer {
   std::string_view name_;  // of the script; LuaScript names outlive every answer
 };
 
-Result<LeaseGrant> ToGrant(Result<Answer> a) {
-  if (!a.ok()) return a.status();
-  int64_t epoch = 0;
-  int64_t ttl = 0;
-  if (!a->Int(0, &epoch) || !a->Int(1, &ttl) || epoch <= 0) return a->Bad();
-  return LeaseGrant{static_cast<uint64_t>(epoch), ttl};
+// Whether a script writes: a reply lost in transit is then UnknownResult (it may have applied)
+// rather than Unavailable. Scripts that prune expired entries count as writes.
+enum class Access { kRead, kWrite };
+
+// Runs `script` with KEYS `keys` and ARGV `args`, and maps its answer word onto a Status.
+Result<Answer> Run(redis::Connection& conn, const LuaScript& script,
+                   const std::vector<std::string>& keys, const std::vector<std::string>& args,
+                   Access access = Access::kWrite) {
+  return Answer::From(conn.Script(script, keys, args, access == Access::kWrite), script);
 }
 
 Status ToStatus(Result<Answer> a) {
   return a.ok() ? Status::Ok() : a.status();
+}
+
+// Parses the payload of a successful answer into `value` with `parse(answer, &value)`; a payload
+// `parse` rejects is malformed.
+template <typename T, typename Parse>
+Result<T> ToValue(Result<Answer> a, T value, Parse parse) {
+  if (!a.ok()) return a.status();
+  if (!parse(*a, &value)) return a->Bad();
+  return value;
+}
+
+// The first payload element as an integer.
+Result<int64_t> ToFirstInt(Result<Answer> a) {
+  return ToValue(std::move(a), int64_t{0},
+                 [](const Answer& answer, int64_t* out) { return answer.Int(0, out); });
+}
+
+Result<LeaseGrant> ToGrant(Result<Answer> a) {
+  return ToValue(std::move(a), LeaseGrant{}, [](const Answer& answer, LeaseGrant* grant) {
+    int64_t epoch = 0;
+    if (!answer.Int(0, &epoch) || !answer.Int(1, &grant->ttl_ms) || epoch <= 0) return false;
+    grant->epoch = static_cast<uint64_t>(epoch);
+    return true;
+  });
+}
+
+// An empty payload is "absent"; any other is one record, parsed by `parse(answer, &record)`.
+template <typename T, typename Parse>
+Result<std::optional<T>> ToOptional(Result<Answer> a, Parse parse) {
+  if (!a.ok()) return a.status();
+  if (a->size() == 0) return std::optional<T>();
+  T record;
+  if (!parse(*a, &record)) return a->Bad();
+  return std::optional<T>(std::move(record));
+}
+
+// Scripts list hashes in no particular order; listings are sorted by their id field.
+template <typename T, typename Field>
+void SortBy(std::vector<T>* records, Field T::*field) {
+  std::sort(records->begin(), records->end(),
+            [field](const T& x, const T& y) { return x.*field < y.*field; });
+}
+
+// A payload of records `width` elements each, record i parsed by `parse(answer, first, &record)`
+// from element `first` = width * i, sorted by `field`.
+template <typename T, typename Field, typename Parse>
+Result<std::vector<T>> ToList(Result<Answer> a, size_t width, Field T::*field, Parse parse) {
+  if (!a.ok()) return a.status();
+  if (a->size() % width != 0) return a->Bad();
+  std::vector<T> out(a->size() / width);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!parse(*a, width * i, &out[i])) return a->Bad();
+  }
+  SortBy(&out, field);
+  return out;
+}
+
+// The ARGV of the placement handoff and register scripts.
+std::vector<std::string> PlacementArgs(const Placement& placement) {
+  return {placement.zone, Num(placement.epoch), placement.nonce, placement.shard};
+}
+
+// One presence record from element `first` on: player, gate, shard, ttl.
+bool ParsePresence(const Answer& a, size_t first, Presence* p) {
+  return a.Str(first, &p->player) && a.Str(first + 1, &p->gate) && a.Str(first + 2, &p->shard) &&
+         a.Int(first + 3, &p->ttl_ms);
 }
 
 bool ValidNamespace(std::string_view ns) {
@@ -153,13 +249,7 @@ RedisDirectory::RedisDirectory(RedisOptions options, const Clock& clock)
 RedisDirectory::~RedisDirectory() = default;
 
 std::string RedisDirectory::Key(std::string_view kind, std::string_view id) const {
-  std::string key = prefix_;
-  key += kind;
-  if (!id.empty()) {
-    key += ':';
-    key += id;
-  }
-  return key;
+  return KeyIn(prefix_, kind, id);
 }
 
 Status RedisDirectory::Ping() {
@@ -178,11 +268,8 @@ Status RedisDirectory::RegisterShard(std::string_view shard_id, std::string_view
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckId("endpoint", endpoint));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  const LuaScript& script = internal::GetScripts().shard_register;
-  return ToStatus(Answer::From(
-      conn_->Script(script, {Key(kShards), Key(kEndpoints)},
-                    {std::string(shard_id), std::string(endpoint), Num(ttl_ms), "register"}, true),
-      script));
+  return ToStatus(Run(*conn_, internal::GetScripts().shard_register, Keys(prefix_, kShardKinds),
+                      {std::string(shard_id), std::string(endpoint), Num(ttl_ms), "register"}));
 }
 
 Status RedisDirectory::HeartbeatShard(std::string_view shard_id, std::string_view endpoint,
@@ -190,39 +277,23 @@ Status RedisDirectory::HeartbeatShard(std::string_view shard_id, std::string_vie
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckId("endpoint", endpoint));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  const LuaScript& script = internal::GetScripts().shard_register;
-  return ToStatus(Answer::From(
-      conn_->Script(script, {Key(kShards), Key(kEndpoints)},
-                    {std::string(shard_id), std::string(endpoint), Num(ttl_ms), "heartbeat"}, true),
-      script));
+  return ToStatus(Run(*conn_, internal::GetScripts().shard_register, Keys(prefix_, kShardKinds),
+                      {std::string(shard_id), std::string(endpoint), Num(ttl_ms), "heartbeat"}));
 }
 
 Status RedisDirectory::DeregisterShard(std::string_view shard_id, std::string_view endpoint) {
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckId("endpoint", endpoint));
-  const LuaScript& script = internal::GetScripts().shard_deregister;
-  return ToStatus(Answer::From(
-      conn_->Script(script, {Key(kShards), Key(kEndpoints), Key(kOccupancy), Key(kOccupancyAt)},
-                    {std::string(shard_id), std::string(endpoint)}, true),
-      script));
+  return ToStatus(Run(*conn_, internal::GetScripts().shard_deregister,
+                      {Key(kShards), Key(kEndpoints), Key(kOccupancy), Key(kOccupancyAt)},
+                      {std::string(shard_id), std::string(endpoint)}));
 }
 
 Result<std::vector<ShardInfo>> RedisDirectory::ListShards() {
-  const LuaScript& script = internal::GetScripts().shard_list;
-  Result<Answer> a =
-      Answer::From(conn_->Script(script, {Key(kShards), Key(kEndpoints)}, {}, true), script);
-  if (!a.ok()) return a.status();
-  if (a->size() % 3 != 0) return a->Bad();
-  std::vector<ShardInfo> out(a->size() / 3);
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (!a->Str(3 * i, &out[i].id) || !a->Str(3 * i + 1, &out[i].endpoint) ||
-        !a->Int(3 * i + 2, &out[i].ttl_ms)) {
-      return a->Bad();
-    }
-  }
-  std::sort(out.begin(), out.end(),
-            [](const ShardInfo& x, const ShardInfo& y) { return x.id < y.id; });
-  return out;
+  return ToList(Run(*conn_, internal::GetScripts().shard_list, Keys(prefix_, kShardKinds), {}), 3,
+                &ShardInfo::id, [](const Answer& a, size_t i, ShardInfo* s) {
+                  return a.Str(i, &s->id) && a.Str(i + 1, &s->endpoint) && a.Int(i + 2, &s->ttl_ms);
+                });
 }
 
 // ------------------------------------------------------------------ zone leases
@@ -232,10 +303,8 @@ Result<LeaseGrant> RedisDirectory::ClaimZone(std::string_view zone, std::string_
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  const LuaScript& script = internal::GetScripts().lease_claim;
-  return ToGrant(Answer::From(
-      conn_->Script(script, {Key(kZone, zone)}, {std::string(shard_id), Num(ttl_ms)}, true),
-      script));
+  return ToGrant(Run(*conn_, internal::GetScripts().lease_claim, {Key(kZone, zone)},
+                     {std::string(shard_id), Num(ttl_ms)}));
 }
 
 Result<LeaseGrant> RedisDirectory::RenewZone(std::string_view zone, std::string_view shard_id,
@@ -244,11 +313,8 @@ Result<LeaseGrant> RedisDirectory::RenewZone(std::string_view zone, std::string_
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckEpoch(epoch));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  const LuaScript& script = internal::GetScripts().lease_renew;
-  return ToGrant(
-      Answer::From(conn_->Script(script, {Key(kZone, zone)},
-                                 {std::string(shard_id), Num(epoch), Num(ttl_ms), "1"}, true),
-                   script));
+  return ToGrant(Run(*conn_, internal::GetScripts().lease_renew, {Key(kZone, zone)},
+                     {std::string(shard_id), Num(epoch), Num(ttl_ms), "1"}));
 }
 
 Status RedisDirectory::ReleaseZone(std::string_view zone, std::string_view shard_id,
@@ -256,10 +322,8 @@ Status RedisDirectory::ReleaseZone(std::string_view zone, std::string_view shard
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckEpoch(epoch));
-  const LuaScript& script = internal::GetScripts().lease_release;
-  return ToStatus(Answer::From(
-      conn_->Script(script, {Key(kZone, zone)}, {std::string(shard_id), Num(epoch)}, true),
-      script));
+  return ToStatus(Run(*conn_, internal::GetScripts().lease_release, {Key(kZone, zone)},
+                      {std::string(shard_id), Num(epoch)}));
 }
 
 Result<LeaseGrant> RedisDirectory::TransferZone(std::string_view zone, std::string_view from,
@@ -271,28 +335,24 @@ Result<LeaseGrant> RedisDirectory::TransferZone(std::string_view zone, std::stri
   TELOS_RETURN_IF_ERROR(CheckId("to", to));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
   if (from == to) return Status::InvalidArgument("transfer to the same shard");
-  const LuaScript& script = internal::GetScripts().lease_transfer;
-  return ToGrant(Answer::From(
-      conn_->Script(script, {Key(kZone, zone)},
-                    {std::string(from), Num(from_epoch), std::string(to), Num(ttl_ms)}, true),
-      script));
+  return ToGrant(Run(*conn_, internal::GetScripts().lease_transfer, {Key(kZone, zone)},
+                     {std::string(from), Num(from_epoch), std::string(to), Num(ttl_ms)}));
 }
 
 Result<std::optional<ZoneOwner>> RedisDirectory::OwnerOfZone(std::string_view zone) {
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
-  const LuaScript& script = internal::GetScripts().lease_get;
-  Result<Answer> a = Answer::From(
-      conn_->Script(script, {Key(kZone, zone), Key(kShards), Key(kEndpoints)}, {}, false), script);
-  if (!a.ok()) return a.status();
-  if (a->size() == 0) return std::optional<ZoneOwner>();
-  ZoneOwner owner;
-  int64_t epoch = 0;
-  if (!a->Str(0, &owner.shard_id) || !a->Int(1, &epoch) || !a->Int(2, &owner.ttl_ms) ||
-      !a->Str(3, &owner.endpoint)) {
-    return a->Bad();
-  }
-  owner.epoch = static_cast<uint64_t>(epoch);
-  return std::optional<ZoneOwner>(std::move(owner));
+  return ToOptional<ZoneOwner>(
+      Run(*conn_, internal::GetScripts().lease_get,
+          {Key(kZone, zone), Key(kShards), Key(kEndpoints)}, {}, Access::kRead),
+      [](const Answer& a, ZoneOwner* owner) {
+        int64_t epoch = 0;
+        if (!a.Str(0, &owner->shard_id) || !a.Int(1, &epoch) || !a.Int(2, &owner->ttl_ms) ||
+            !a.Str(3, &owner->endpoint)) {
+          return false;
+        }
+        owner->epoch = static_cast<uint64_t>(epoch);
+        return true;
+      });
 }
 
 // ------------------------------------------------------------------ leader leases
@@ -302,10 +362,8 @@ Result<LeaseGrant> RedisDirectory::Campaign(std::string_view scope, std::string_
   TELOS_RETURN_IF_ERROR(CheckId("scope", scope));
   TELOS_RETURN_IF_ERROR(CheckId("candidate", candidate));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  const LuaScript& script = internal::GetScripts().lease_claim;
-  return ToGrant(Answer::From(
-      conn_->Script(script, {Key(kLeader, scope)}, {std::string(candidate), Num(ttl_ms)}, true),
-      script));
+  return ToGrant(Run(*conn_, internal::GetScripts().lease_claim, {Key(kLeader, scope)},
+                     {std::string(candidate), Num(ttl_ms)}));
 }
 
 Result<LeaseGrant> RedisDirectory::RenewLeadership(std::string_view scope,
@@ -315,21 +373,16 @@ Result<LeaseGrant> RedisDirectory::RenewLeadership(std::string_view scope,
   TELOS_RETURN_IF_ERROR(CheckId("candidate", candidate));
   TELOS_RETURN_IF_ERROR(CheckEpoch(term));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  const LuaScript& script = internal::GetScripts().lease_renew;
-  return ToGrant(
-      Answer::From(conn_->Script(script, {Key(kLeader, scope)},
-                                 {std::string(candidate), Num(term), Num(ttl_ms), "1"}, true),
-                   script));
+  return ToGrant(Run(*conn_, internal::GetScripts().lease_renew, {Key(kLeader, scope)},
+                     {std::string(candidate), Num(term), Num(ttl_ms), "1"}));
 }
 
 Status RedisDirectory::Resign(std::string_view scope, std::string_view candidate, uint64_t term) {
   TELOS_RETURN_IF_ERROR(CheckId("scope", scope));
   TELOS_RETURN_IF_ERROR(CheckId("candidate", candidate));
   TELOS_RETURN_IF_ERROR(CheckEpoch(term));
-  const LuaScript& script = internal::GetScripts().lease_release;
-  return ToStatus(Answer::From(
-      conn_->Script(script, {Key(kLeader, scope)}, {std::string(candidate), Num(term)}, true),
-      script));
+  return ToStatus(Run(*conn_, internal::GetScripts().lease_release, {Key(kLeader, scope)},
+                      {std::string(candidate), Num(term)}));
 }
 
 Result<LeaseGrant> RedisDirectory::ConfirmLeadership(std::string_view scope,
@@ -337,27 +390,23 @@ Result<LeaseGrant> RedisDirectory::ConfirmLeadership(std::string_view scope,
   TELOS_RETURN_IF_ERROR(CheckId("scope", scope));
   TELOS_RETURN_IF_ERROR(CheckId("candidate", candidate));
   TELOS_RETURN_IF_ERROR(CheckEpoch(term));
-  const LuaScript& script = internal::GetScripts().lease_renew;
-  return ToGrant(Answer::From(conn_->Script(script, {Key(kLeader, scope)},
-                                            {std::string(candidate), Num(term), "0", "0"}, false),
-                              script));
+  return ToGrant(Run(*conn_, internal::GetScripts().lease_renew, {Key(kLeader, scope)},
+                     {std::string(candidate), Num(term), "0", "0"}, Access::kRead));
 }
 
 Result<std::optional<Leader>> RedisDirectory::LeaderOf(std::string_view scope) {
   TELOS_RETURN_IF_ERROR(CheckId("scope", scope));
-  const LuaScript& script = internal::GetScripts().lease_get;
-  Result<Answer> a = Answer::From(
-      conn_->Script(script, {Key(kLeader, scope), Key(kShards), Key(kEndpoints)}, {}, false),
-      script);
-  if (!a.ok()) return a.status();
-  if (a->size() == 0) return std::optional<Leader>();
-  Leader leader;
-  int64_t term = 0;
-  if (!a->Str(0, &leader.holder) || !a->Int(1, &term) || !a->Int(2, &leader.ttl_ms)) {
-    return a->Bad();
-  }
-  leader.term = static_cast<uint64_t>(term);
-  return std::optional<Leader>(std::move(leader));
+  return ToOptional<Leader>(
+      Run(*conn_, internal::GetScripts().lease_get,
+          {Key(kLeader, scope), Key(kShards), Key(kEndpoints)}, {}, Access::kRead),
+      [](const Answer& a, Leader* leader) {
+        int64_t term = 0;
+        if (!a.Str(0, &leader->holder) || !a.Int(1, &term) || !a.Int(2, &leader->ttl_ms)) {
+          return false;
+        }
+        leader->term = static_cast<uint64_t>(term);
+        return true;
+      });
 }
 
 // ------------------------------------------------------------------ placement records
@@ -365,21 +414,15 @@ Result<std::optional<Leader>> RedisDirectory::LeaderOf(std::string_view scope) {
 Status RedisDirectory::HandoffPlacement(std::string_view player, const Placement& placement) {
   TELOS_RETURN_IF_ERROR(CheckId("player", player));
   TELOS_RETURN_IF_ERROR(internal::CheckPlacement(placement));
-  const LuaScript& script = internal::GetScripts().placement_handoff;
-  return ToStatus(Answer::From(
-      conn_->Script(script, {Key(kPlacement, player)},
-                    {placement.zone, Num(placement.epoch), placement.nonce, placement.shard}, true),
-      script));
+  return ToStatus(Run(*conn_, internal::GetScripts().placement_handoff, {Key(kPlacement, player)},
+                      PlacementArgs(placement)));
 }
 
 Status RedisDirectory::RegisterPlacement(std::string_view player, const Placement& placement) {
   TELOS_RETURN_IF_ERROR(CheckId("player", player));
   TELOS_RETURN_IF_ERROR(internal::CheckPlacement(placement));
-  const LuaScript& script = internal::GetScripts().placement_register;
-  return ToStatus(Answer::From(
-      conn_->Script(script, {Key(kPlacement, player)},
-                    {placement.zone, Num(placement.epoch), placement.nonce, placement.shard}, true),
-      script));
+  return ToStatus(Run(*conn_, internal::GetScripts().placement_register, {Key(kPlacement, player)},
+                      PlacementArgs(placement)));
 }
 
 Result<bool> RedisDirectory::TombstonePlacement(std::string_view player, std::string_view shard,
@@ -390,15 +433,11 @@ Result<bool> RedisDirectory::TombstonePlacement(std::string_view player, std::st
   TELOS_RETURN_IF_ERROR(CheckEpoch(epoch));
   TELOS_RETURN_IF_ERROR(CheckOptionalId("nonce", nonce));
   TELOS_RETURN_IF_ERROR(CheckOptionalId("zone", zone));
-  const LuaScript& script = internal::GetScripts().placement_tombstone;
-  Result<Answer> a = Answer::From(
-      conn_->Script(script, {Key(kPlacement, player)},
-                    {std::string(shard), Num(epoch), std::string(nonce), std::string(zone)}, true),
-      script);
-  if (!a.ok()) return a.status();
-  int64_t applied = 0;
-  if (!a->Int(0, &applied)) return a->Bad();
-  return applied == 1;
+  Result<int64_t> applied =
+      ToFirstInt(Run(*conn_, internal::GetScripts().placement_tombstone, {Key(kPlacement, player)},
+                     {std::string(shard), Num(epoch), std::string(nonce), std::string(zone)}));
+  if (!applied.ok()) return applied.status();
+  return *applied == 1;
 }
 
 Status RedisDirectory::DeletePlacement(std::string_view player) {
@@ -435,58 +474,29 @@ Status RedisDirectory::SetPresence(std::string_view player, std::string_view gat
   TELOS_RETURN_IF_ERROR(CheckId("gate", gate));
   TELOS_RETURN_IF_ERROR(CheckOptionalId("shard", shard));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  const LuaScript& script = internal::GetScripts().presence_set;
-  return ToStatus(Answer::From(
-      conn_->Script(script, {Key(kPresence), Key(kPresenceGate), Key(kPresenceShard)},
-                    {std::string(player), std::string(gate), std::string(shard), Num(ttl_ms)},
-                    true),
-      script));
+  return ToStatus(Run(*conn_, internal::GetScripts().presence_set, Keys(prefix_, kPresenceKinds),
+                      {std::string(player), std::string(gate), std::string(shard), Num(ttl_ms)}));
 }
 
 Status RedisDirectory::ClearPresence(std::string_view player, std::string_view gate) {
   TELOS_RETURN_IF_ERROR(CheckId("player", player));
   TELOS_RETURN_IF_ERROR(CheckId("gate", gate));
-  const LuaScript& script = internal::GetScripts().presence_clear;
-  return ToStatus(
-      Answer::From(conn_->Script(script, {Key(kPresence), Key(kPresenceGate), Key(kPresenceShard)},
-                                 {std::string(player), std::string(gate)}, true),
-                   script));
+  return ToStatus(Run(*conn_, internal::GetScripts().presence_clear, Keys(prefix_, kPresenceKinds),
+                      {std::string(player), std::string(gate)}));
 }
 
 Result<std::optional<Presence>> RedisDirectory::GetPresence(std::string_view player) {
   TELOS_RETURN_IF_ERROR(CheckId("player", player));
-  const LuaScript& script = internal::GetScripts().presence_get;
-  Result<Answer> a =
-      Answer::From(conn_->Script(script, {Key(kPresence), Key(kPresenceGate), Key(kPresenceShard)},
-                                 {std::string(player)}, false),
-                   script);
-  if (!a.ok()) return a.status();
-  if (a->size() == 0) return std::optional<Presence>();
-  Presence p;
-  if (!a->Str(0, &p.player) || !a->Str(1, &p.gate) || !a->Str(2, &p.shard) ||
-      !a->Int(3, &p.ttl_ms)) {
-    return a->Bad();
-  }
-  return std::optional<Presence>(std::move(p));
+  return ToOptional<Presence>(
+      Run(*conn_, internal::GetScripts().presence_get, Keys(prefix_, kPresenceKinds),
+          {std::string(player)}, Access::kRead),
+      [](const Answer& a, Presence* p) { return ParsePresence(a, 0, p); });
 }
 
 Result<std::vector<Presence>> RedisDirectory::ListPresence() {
-  const LuaScript& script = internal::GetScripts().presence_list;
-  Result<Answer> a = Answer::From(
-      conn_->Script(script, {Key(kPresence), Key(kPresenceGate), Key(kPresenceShard)}, {}, true),
-      script);
-  if (!a.ok()) return a.status();
-  if (a->size() % 4 != 0) return a->Bad();
-  std::vector<Presence> out(a->size() / 4);
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (!a->Str(4 * i, &out[i].player) || !a->Str(4 * i + 1, &out[i].gate) ||
-        !a->Str(4 * i + 2, &out[i].shard) || !a->Int(4 * i + 3, &out[i].ttl_ms)) {
-      return a->Bad();
-    }
-  }
-  std::sort(out.begin(), out.end(),
-            [](const Presence& x, const Presence& y) { return x.player < y.player; });
-  return out;
+  return ToList(
+      Run(*conn_, internal::GetScripts().presence_list, Keys(prefix_, kPresenceKinds), {}), 4,
+      &Presence::player, ParsePresence);
 }
 
 // ------------------------------------------------------------------ occupancy
@@ -495,8 +505,7 @@ Status RedisDirectory::ReportOccupancy(std::string_view shard,
                                        const std::vector<ZoneCount>& zones) {
   TELOS_RETURN_IF_ERROR(internal::CheckOccupancy(shard, zones));
   std::vector<ZoneCount> sorted = zones;
-  std::sort(sorted.begin(), sorted.end(),
-            [](const ZoneCount& a, const ZoneCount& b) { return a.zone < b.zone; });
+  SortBy(&sorted, &ZoneCount::zone);
   std::vector<std::string> args;
   args.reserve(1 + 2 * sorted.size());
   args.emplace_back(shard);
@@ -504,15 +513,13 @@ Status RedisDirectory::ReportOccupancy(std::string_view shard,
     args.push_back(z.zone);
     args.push_back(Num(z.players));
   }
-  const LuaScript& script = internal::GetScripts().occupancy_report;
-  return ToStatus(Answer::From(
-      conn_->Script(script, {Key(kOccupancy), Key(kOccupancyAt)}, args, true), script));
+  return ToStatus(
+      Run(*conn_, internal::GetScripts().occupancy_report, Keys(prefix_, kOccupancyKinds), args));
 }
 
 Result<std::vector<Occupancy>> RedisDirectory::ListOccupancy() {
-  const LuaScript& script = internal::GetScripts().occupancy_list;
-  Result<Answer> a =
-      Answer::From(conn_->Script(script, {Key(kOccupancy), Key(kOccupancyAt)}, {}, false), script);
+  Result<Answer> a = Run(*conn_, internal::GetScripts().occupancy_list,
+                         Keys(prefix_, kOccupancyKinds), {}, Access::kRead);
   if (!a.ok()) return a.status();
   int64_t now = 0;
   if (!a->Int(0, &now)) return a->Bad();
@@ -534,8 +541,7 @@ Result<std::vector<Occupancy>> RedisDirectory::ListOccupancy() {
     occ.age_ms = now - occ.reported_at_ms;
     out.push_back(std::move(occ));
   }
-  std::sort(out.begin(), out.end(),
-            [](const Occupancy& x, const Occupancy& y) { return x.shard < y.shard; });
+  SortBy(&out, &Occupancy::shard);
   return out;
 }
 
@@ -546,59 +552,47 @@ Result<Reservation> RedisDirectory::Reserve(std::string_view target, int64_t amo
   TELOS_RETURN_IF_ERROR(CheckId("target", target));
   TELOS_RETURN_IF_ERROR(CheckAmount(amount, /*positive=*/true));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  const LuaScript& script = internal::GetScripts().reserve;
-  Result<Answer> a = Answer::From(
-      conn_->Script(script, {Key(kReservations), Key(kReservationAmounts), Key(kReservationSeq)},
-                    {std::string(target), Num(amount), Num(ttl_ms)}, true),
-      script);
-  if (!a.ok()) return a.status();
-  Reservation r{std::string(target), "", amount, 0};
-  if (!a->Str(0, &r.id) || !a->Int(1, &r.ttl_ms)) return a->Bad();
-  return r;
+  return ToValue(
+      Run(*conn_, internal::GetScripts().reserve, Keys(prefix_, kReservationKinds),
+          {std::string(target), Num(amount), Num(ttl_ms)}),
+      Reservation{std::string(target), "", amount, 0},
+      [](const Answer& a, Reservation* r) { return a.Str(0, &r->id) && a.Int(1, &r->ttl_ms); });
 }
 
 Status RedisDirectory::ReleaseReservation(std::string_view target, std::string_view id) {
   TELOS_RETURN_IF_ERROR(CheckId("target", target));
   TELOS_RETURN_IF_ERROR(CheckId("id", id));
-  const LuaScript& script = internal::GetScripts().reservation_release;
-  return ToStatus(Answer::From(conn_->Script(script, {Key(kReservations), Key(kReservationAmounts)},
-                                             {std::string(target), std::string(id)}, true),
-                               script));
+  return ToStatus(Run(*conn_, internal::GetScripts().reservation_release,
+                      {Key(kReservations), Key(kReservationAmounts)},
+                      {std::string(target), std::string(id)}));
 }
 
 Result<int64_t> RedisDirectory::ReservedSum(std::string_view target) {
   TELOS_RETURN_IF_ERROR(CheckId("target", target));
-  const LuaScript& script = internal::GetScripts().reserved_sum;
-  Result<Answer> a =
-      Answer::From(conn_->Script(script, {Key(kReservations), Key(kReservationAmounts)},
-                                 {std::string(target)}, true),
-                   script);
-  if (!a.ok()) return a.status();
-  int64_t sum = 0;
-  if (!a->Int(0, &sum)) return a->Bad();
-  return sum;
+  return ToFirstInt(Run(*conn_, internal::GetScripts().reserved_sum,
+                        {Key(kReservations), Key(kReservationAmounts)}, {std::string(target)}));
 }
 
 Result<DrainTarget> RedisDirectory::SelectDrainTarget(const DrainTargetRequest& request) {
   TELOS_RETURN_IF_ERROR(internal::CheckDrainRequest(request));
   std::vector<std::string> args = {Num(request.amount), Num(request.ttl_ms), Num(request.ceiling)};
   args.insert(args.end(), request.exclude.begin(), request.exclude.end());
-  const LuaScript& script = internal::GetScripts().select_drain_target;
-  Result<Answer> a = Answer::From(conn_->Script(script,
-                                                {Key(kShards), Key(kOccupancy), Key(kReservations),
-                                                 Key(kReservationAmounts), Key(kReservationSeq)},
-                                                args, true),
-                                  script);
-  if (!a.ok()) return a.status();
   DrainTarget out;
   out.reservation.amount = request.amount;
-  int64_t over = 0;
-  if (!a->Str(0, &out.reservation.target) || !a->Str(1, &out.reservation.id) ||
-      !a->Int(2, &out.reservation.ttl_ms) || !a->Int(3, &out.load) || !a->Int(4, &over)) {
-    return a->Bad();
-  }
-  out.over_ceiling = over == 1;
-  return out;
+  return ToValue(Run(*conn_, internal::GetScripts().select_drain_target,
+                     {Key(kShards), Key(kOccupancy), Key(kReservations), Key(kReservationAmounts),
+                      Key(kReservationSeq)},
+                     args),
+                 std::move(out), [](const Answer& a, DrainTarget* t) {
+                   int64_t over = 0;
+                   if (!a.Str(0, &t->reservation.target) || !a.Str(1, &t->reservation.id) ||
+                       !a.Int(2, &t->reservation.ttl_ms) || !a.Int(3, &t->load) ||
+                       !a.Int(4, &over)) {
+                     return false;
+                   }
+                   t->over_ceiling = over == 1;
+                   return true;
+                 });
 }
 
 // ------------------------------------------------------------------ directives and cooldowns
@@ -609,61 +603,39 @@ Status RedisDirectory::IssueDirective(std::string_view zone, std::string_view fr
   TELOS_RETURN_IF_ERROR(CheckId("from", from));
   TELOS_RETURN_IF_ERROR(CheckId("to", to));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  const LuaScript& script = internal::GetScripts().directive_issue;
-  return ToStatus(Answer::From(
-      conn_->Script(script, {Key(kDirectives), Key(kDirectiveFrom), Key(kDirectiveTo)},
-                    {std::string(zone), std::string(from), std::string(to), Num(ttl_ms)}, true),
-      script));
+  return ToStatus(Run(*conn_, internal::GetScripts().directive_issue,
+                      Keys(prefix_, kDirectiveKinds),
+                      {std::string(zone), std::string(from), std::string(to), Num(ttl_ms)}));
 }
 
 Result<std::vector<Directive>> RedisDirectory::ListDirectives(std::string_view from) {
   TELOS_RETURN_IF_ERROR(CheckId("from", from));
-  const LuaScript& script = internal::GetScripts().directive_list;
-  Result<Answer> a =
-      Answer::From(conn_->Script(script, {Key(kDirectives), Key(kDirectiveFrom), Key(kDirectiveTo)},
-                                 {std::string(from)}, true),
-                   script);
-  if (!a.ok()) return a.status();
-  if (a->size() % 4 != 0) return a->Bad();
-  std::vector<Directive> out(a->size() / 4);
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (!a->Str(4 * i, &out[i].zone) || !a->Str(4 * i + 1, &out[i].from) ||
-        !a->Str(4 * i + 2, &out[i].to) || !a->Int(4 * i + 3, &out[i].ttl_ms)) {
-      return a->Bad();
-    }
-  }
-  std::sort(out.begin(), out.end(),
-            [](const Directive& x, const Directive& y) { return x.zone < y.zone; });
-  return out;
+  return ToList(Run(*conn_, internal::GetScripts().directive_list, Keys(prefix_, kDirectiveKinds),
+                    {std::string(from)}),
+                4, &Directive::zone, [](const Answer& a, size_t i, Directive* d) {
+                  return a.Str(i, &d->zone) && a.Str(i + 1, &d->from) && a.Str(i + 2, &d->to) &&
+                         a.Int(i + 3, &d->ttl_ms);
+                });
 }
 
 Status RedisDirectory::CompleteDirective(std::string_view zone, std::string_view from) {
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
   TELOS_RETURN_IF_ERROR(CheckId("from", from));
-  const LuaScript& script = internal::GetScripts().directive_complete;
-  return ToStatus(
-      Answer::From(conn_->Script(script, {Key(kDirectives), Key(kDirectiveFrom), Key(kDirectiveTo)},
-                                 {std::string(zone), std::string(from)}, true),
-                   script));
+  return ToStatus(Run(*conn_, internal::GetScripts().directive_complete,
+                      Keys(prefix_, kDirectiveKinds), {std::string(zone), std::string(from)}));
 }
 
 Status RedisDirectory::StartCooldown(std::string_view zone, int64_t ttl_ms) {
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  const LuaScript& script = internal::GetScripts().cooldown_start;
-  return ToStatus(Answer::From(
-      conn_->Script(script, {Key(kCooldowns)}, {std::string(zone), Num(ttl_ms)}, true), script));
+  return ToStatus(Run(*conn_, internal::GetScripts().cooldown_start, {Key(kCooldowns)},
+                      {std::string(zone), Num(ttl_ms)}));
 }
 
 Result<int64_t> RedisDirectory::CooldownRemainingMs(std::string_view zone) {
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
-  const LuaScript& script = internal::GetScripts().cooldown_remaining;
-  Result<Answer> a =
-      Answer::From(conn_->Script(script, {Key(kCooldowns)}, {std::string(zone)}, true), script);
-  if (!a.ok()) return a.status();
-  int64_t left = 0;
-  if (!a->Int(0, &left)) return a->Bad();
-  return left;
+  return ToFirstInt(Run(*conn_, internal::GetScripts().cooldown_remaining, {Key(kCooldowns)},
+                        {std::string(zone)}));
 }
 
 }  // namespace telos::directory

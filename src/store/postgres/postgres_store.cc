@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_checks.h"
 #include "postgres/connection.h"
 #include "postgres/migrations.h"
 #include "telos/base/limits.h"
@@ -105,22 +106,6 @@ class Database {
   std::string last_error_;
 };
 
-Status CheckBytes(std::string_view what, std::string_view value, size_t bytes_max) {
-  if (value.size() <= bytes_max) return Status::Ok();
-  return Status::InvalidArgument(std::string(what) + " is longer than " +
-                                 std::to_string(bytes_max) + " bytes");
-}
-
-// Re-labels a status of one code with a clearer message, keeping every other status as is.
-Status Relabel(Status status, StatusCode code, std::string message) {
-  if (status.code() == code) return Status(code, std::move(message));
-  return status;
-}
-
-std::string Quoted(std::string_view name) {
-  return "'" + std::string(name) + "'";
-}
-
 // ---------------------------------------------------------------------------------- characters
 
 #define TELOS_PG_CHARACTER_COLUMNS                                                       \
@@ -141,19 +126,6 @@ CharacterRecord ReadCharacter(const Rows& rows, int row) {
   return r;
 }
 
-Status CheckCharacterContent(const CharacterRecord& record) {
-  TELOS_RETURN_IF_ERROR(ValidateCharacterName(record.name));
-  TELOS_RETURN_IF_ERROR(CheckBytes("zone_id", record.zone_id, limits::kZoneIdBytesMax));
-  TELOS_RETURN_IF_ERROR(CheckBytes("room_id", record.room_id, limits::kRoomIdBytesMax));
-  return CheckBytes("state_json", record.state_json, limits::kCharacterStateBytesMax);
-}
-
-Status Fenced(std::string_view name, int64_t row_epoch, int64_t writer_epoch) {
-  return Status::FailedPrecondition("fenced: " + Quoted(name) + " is owned at owner_epoch " +
-                                    std::to_string(row_epoch) + ", above this writer's " +
-                                    std::to_string(writer_epoch));
-}
-
 class PostgresCharacterStore final : public CharacterStore {
  public:
   explicit PostgresCharacterStore(Database& db) : db_(db) {}
@@ -172,24 +144,16 @@ class PostgresCharacterStore final : public CharacterStore {
           conn.Exec("SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE",
                     Params().Add(record.account_id), Access::kRead, "locking an account");
       if (!account.ok()) return account.status();
-      if (account->empty()) {
-        return Status::NotFound("no account with id " + std::to_string(record.account_id));
-      }
+      if (account->empty()) return NoSuchAccount(record.account_id);
       auto count = conn.Exec("SELECT count(*) FROM characters WHERE account_id = $1",
                              Params().Add(record.account_id), Access::kRead,
                              "counting an account's characters");
       if (!count.ok()) return count.status();
       if (count->Int(0, 0) >= static_cast<int64_t>(limits::kCharactersPerAccountMax)) {
-        return Status::ResourceExhausted(
-            "account " + std::to_string(record.account_id) + " already has " +
-            std::to_string(limits::kCharactersPerAccountMax) + " characters");
+        return TooManyCharacters(record.account_id);
       }
     }
-    CharacterRecord stored = record;
-    stored.state_version = 1;
-    stored.owner_epoch = 0;
-    stored.created_at_ms = db_.NowMs();
-    stored.updated_at_ms = stored.created_at_ms;
+    CharacterRecord stored = NewCharacterRow(record, db_.NowMs());
     auto inserted = conn.Exec(
         "INSERT INTO characters (name_key, display_name, account_id, state_version, owner_epoch, "
         "zone_id, room_id, state_json, created_at_ms, updated_at_ms) "
@@ -221,7 +185,7 @@ class PostgresCharacterStore final : public CharacterStore {
         db_.ReadLocked("SELECT " TELOS_PG_CHARACTER_COLUMNS " FROM characters WHERE name_key = $1",
                        Params().Add(NameKey(name)), "loading a character");
     if (!rows.ok()) return rows.status();
-    if (rows->empty()) return Status::NotFound("no character named " + Quoted(name));
+    if (rows->empty()) return NoSuchCharacter(name);
     return ReadCharacter(*rows, 0);
   }
 
@@ -247,13 +211,12 @@ class PostgresCharacterStore final : public CharacterStore {
     auto rows = conn.Exec("DELETE FROM characters WHERE name_key = $1 RETURNING 1",
                           Params().Add(NameKey(name)), Access::kWrite, "deleting a character");
     if (!rows.ok()) return rows.status();
-    if (rows->empty()) return Status::NotFound("no character named " + Quoted(name));
+    if (rows->empty()) return NoSuchCharacter(name);
     return Status::Ok();
   }
 
   Result<CharacterRecord> ClaimOwnership(std::string_view name, int64_t directory_epoch) override {
-    TELOS_RETURN_IF_ERROR(ValidateCharacterName(name));
-    if (directory_epoch < 0) return Status::InvalidArgument("directory_epoch is negative");
+    TELOS_RETURN_IF_ERROR(CheckClaimArgs(name, directory_epoch));
     const std::string key = NameKey(name);
     std::lock_guard lock(db_.mu);
     TELOS_PG_CONNECTION(conn);
@@ -271,17 +234,13 @@ class PostgresCharacterStore final : public CharacterStore {
     auto exists = conn.Exec("SELECT 1 FROM characters WHERE name_key = $1", Params().Add(key),
                             Access::kRead, "claiming a character");
     if (!exists.ok()) return exists.status();
-    if (exists->empty()) return Status::NotFound("no character named " + Quoted(name));
-    return Status::FailedPrecondition("owner_epoch of " + Quoted(name) + " is exhausted");
+    if (exists->empty()) return NoSuchCharacter(name);
+    return OwnerEpochExhausted(name);
   }
 
   Result<int64_t> Save(const CharacterRecord& record, int64_t expected_state_version,
                        int64_t writer_owner_epoch) override {
-    TELOS_RETURN_IF_ERROR(CheckCharacterContent(record));
-    if (expected_state_version < 1) {
-      return Status::InvalidArgument("expected_state_version must be at least 1");
-    }
-    if (writer_owner_epoch < 0) return Status::InvalidArgument("writer_owner_epoch is negative");
+    TELOS_RETURN_IF_ERROR(CheckSaveArgs(record, expected_state_version, writer_owner_epoch));
     const std::string key = NameKey(record.name);
     std::lock_guard lock(db_.mu);
     TELOS_PG_CONNECTION(conn);
@@ -319,13 +278,11 @@ class PostgresCharacterStore final : public CharacterStore {
     auto fences = conn.Exec("SELECT state_version, owner_epoch FROM characters WHERE name_key = $1",
                             Params().Add(key), Access::kRead, "reading a character's fences");
     if (!fences.ok()) return fences.status();
-    if (fences->empty()) return Status::NotFound("no character named " + Quoted(record.name));
+    if (fences->empty()) return NoSuchCharacter(record.name);
     const int64_t row_version = fences->Int(0, 0);
     const int64_t row_epoch = fences->Int(0, 1);
     if (row_epoch > writer_owner_epoch) return Fenced(record.name, row_epoch, writer_owner_epoch);
-    return Status::Conflict("state_version of " + Quoted(record.name) + " is " +
-                            std::to_string(row_version) + ", not the expected " +
-                            std::to_string(expected_state_version) + "; re-read and rebase");
+    return StaleStateVersion(record.name, row_version, expected_state_version);
   }
 
  private:
@@ -333,15 +290,6 @@ class PostgresCharacterStore final : public CharacterStore {
 };
 
 // ------------------------------------------------------------------------------------ accounts
-
-constexpr std::string_view kArgon2idPrefix = "$argon2id$";
-
-Status CheckPasswordHash(std::string_view hash) {
-  if (!hash.starts_with(kArgon2idPrefix)) {
-    return Status::InvalidArgument("a password hash must be an encoded argon2id string");
-  }
-  return CheckBytes("password hash", hash, limits::kPasswordHashBytesMax);
-}
 
 #define TELOS_PG_ACCOUNT_COLUMNS \
   "id, display_name, password_hash, created_at_ms, failed_logins, locked_until_ms"
@@ -366,10 +314,7 @@ class PostgresAccountStore final : public AccountStore {
     TELOS_RETURN_IF_ERROR(CheckPasswordHash(password_hash));
     std::lock_guard lock(db_.mu);
     TELOS_PG_CONNECTION(conn);
-    AccountRecord stored;
-    stored.name = std::string(name);
-    stored.password_hash = std::string(password_hash);
-    stored.created_at_ms = db_.NowMs();
+    AccountRecord stored = NewAccountRow(name, password_hash, db_.NowMs());
     auto rows = conn.Exec(
         "INSERT INTO accounts (name_key, display_name, password_hash, created_at_ms) "
         "VALUES ($1, $2, $3, $4) RETURNING id",
@@ -429,16 +374,12 @@ class PostgresAccountStore final : public AccountStore {
   }
 
   Status LockUntil(int64_t id, int64_t until_ms) override {
-    if (until_ms < 0) return Status::InvalidArgument("until_ms is negative");
+    TELOS_RETURN_IF_ERROR(CheckLockUntil(until_ms));
     return UpdateOne("UPDATE accounts SET locked_until_ms = $2 WHERE id = $1 RETURNING id",
                      Params().Add(id).Add(until_ms), id, "locking an account");
   }
 
  private:
-  static Status NoSuchAccount(int64_t id) {
-    return Status::NotFound("no account with id " + std::to_string(id));
-  }
-
   // Runs an UPDATE ... RETURNING of one account; NotFound when it matched no row.
   Status UpdateOne(std::string_view sql, const Params& params, int64_t id, std::string_view what) {
     std::lock_guard lock(db_.mu);
@@ -459,11 +400,7 @@ class PostgresMailStore final : public MailStore {
 
   Result<int64_t> Send(std::string_view from, std::string_view to, std::string_view subject,
                        std::string_view body) override {
-    if (from.empty()) return Status::InvalidArgument("the sender is empty");
-    TELOS_RETURN_IF_ERROR(CheckBytes("the sender", from, limits::kMailSenderBytesMax));
-    TELOS_RETURN_IF_ERROR(CheckBytes("the subject", subject, limits::kMailSubjectBytesMax));
-    TELOS_RETURN_IF_ERROR(CheckBytes("the body", body, limits::kMailBodyBytesMax));
-    TELOS_RETURN_IF_ERROR(ValidateCharacterName(to));
+    TELOS_RETURN_IF_ERROR(CheckMailArgs(from, to, subject, body));
     const std::string key = NameKey(to);
     std::lock_guard lock(db_.mu);
     TELOS_PG_CONNECTION(conn);
@@ -481,7 +418,7 @@ class PostgresMailStore final : public MailStore {
                              Params().Add(key), Access::kRead, "counting a mailbox");
       if (!count.ok()) return count.status();
       if (count->Int(0, 0) >= static_cast<int64_t>(limits::kMailboxMessagesMax)) {
-        return Status::ResourceExhausted("the mailbox of " + Quoted(to) + " is full");
+        return MailboxFull(to);
       }
     }
     auto inserted = conn.Exec(
@@ -490,7 +427,7 @@ class PostgresMailStore final : public MailStore {
         Params().Add(key).Add(from).Add(subject).Add(body).Add(db_.NowMs()), Access::kRead,
         "sending mail");
     if (!inserted.ok()) {
-      return Relabel(inserted.status(), StatusCode::kNotFound, "no character named " + Quoted(to));
+      return Relabel(inserted.status(), StatusCode::kNotFound, NoSuchCharacter(to).message());
     }
     const int64_t id = inserted->Int(0, 0);
     TELOS_RETURN_IF_ERROR(txn.Commit());
@@ -560,10 +497,6 @@ class PostgresMailStore final : public MailStore {
   }
 
  private:
-  static Status NoSuchLetter(std::string_view recipient, int64_t id) {
-    return Status::NotFound(Quoted(recipient) + " has no letter " + std::to_string(id));
-  }
-
   Database& db_;
   const std::string schema_;
 };

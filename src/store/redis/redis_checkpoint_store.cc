@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend_checks.h"
 #include "telos/redis/connection.h"
 
 namespace telos::store {
@@ -68,10 +69,6 @@ bool ValidNamespace(std::string_view ns) {
     if (!ok) return false;
   }
   return true;
-}
-
-std::string Quoted(std::string_view name) {
-  return "'" + std::string(name) + "'";
 }
 
 // Parses a stored integer field; Internal (a corrupt hash) on anything else.

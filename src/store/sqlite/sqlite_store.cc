@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_checks.h"
 #include "sqlite/connection.h"
 #include "sqlite/migrations.h"
 #include "telos/base/limits.h"
@@ -44,22 +45,6 @@ struct Database {
   const Clock& clock;
 };
 
-Status CheckBytes(std::string_view what, std::string_view value, size_t bytes_max) {
-  if (value.size() <= bytes_max) return Status::Ok();
-  return Status::InvalidArgument(std::string(what) + " is longer than " +
-                                 std::to_string(bytes_max) + " bytes");
-}
-
-// Re-labels a status of one code with a clearer message, keeping every other status as is.
-Status Relabel(Status status, StatusCode code, std::string message) {
-  if (status.code() == code) return Status(code, std::move(message));
-  return status;
-}
-
-std::string Quoted(std::string_view name) {
-  return "'" + std::string(name) + "'";
-}
-
 // ---------------------------------------------------------------------------------- characters
 
 constexpr std::string_view kCharacterColumns =
@@ -80,13 +65,6 @@ CharacterRecord ReadCharacter(const Query& q) {
   return r;
 }
 
-Status CheckCharacterContent(const CharacterRecord& record) {
-  TELOS_RETURN_IF_ERROR(ValidateCharacterName(record.name));
-  TELOS_RETURN_IF_ERROR(CheckBytes("zone_id", record.zone_id, limits::kZoneIdBytesMax));
-  TELOS_RETURN_IF_ERROR(CheckBytes("room_id", record.room_id, limits::kRoomIdBytesMax));
-  return CheckBytes("state_json", record.state_json, limits::kCharacterStateBytesMax);
-}
-
 class SqliteCharacterStore final : public CharacterStore {
  public:
   explicit SqliteCharacterStore(Database& db) : db_(db) {}
@@ -103,16 +81,10 @@ class SqliteCharacterStore final : public CharacterStore {
       auto row = q.Bind(1, record.account_id).Step("counting an account's characters");
       if (!row.ok()) return row.status();
       if (*row && q.Int(0) >= static_cast<int64_t>(limits::kCharactersPerAccountMax)) {
-        return Status::ResourceExhausted(
-            "account " + std::to_string(record.account_id) + " already has " +
-            std::to_string(limits::kCharactersPerAccountMax) + " characters");
+        return TooManyCharacters(record.account_id);
       }
     }
-    CharacterRecord stored = record;
-    stored.state_version = 1;
-    stored.owner_epoch = 0;
-    stored.created_at_ms = db_.NowMs();
-    stored.updated_at_ms = stored.created_at_ms;
+    CharacterRecord stored = NewCharacterRow(record, db_.NowMs());
     {
       TELOS_SQL_QUERY(q, conn,
                       "INSERT INTO characters (name_key, display_name, account_id, "
@@ -132,7 +104,7 @@ class SqliteCharacterStore final : public CharacterStore {
       status = Relabel(std::move(status), StatusCode::kAlreadyExists,
                        "the character name " + Quoted(record.name) + " is taken");
       status = Relabel(std::move(status), StatusCode::kNotFound,
-                       "no account with id " + std::to_string(record.account_id));
+                       NoSuchAccount(record.account_id).message());
       TELOS_RETURN_IF_ERROR(status);
     }
     TELOS_RETURN_IF_ERROR(txn.Commit());
@@ -169,13 +141,12 @@ class SqliteCharacterStore final : public CharacterStore {
     Connection& conn = *db_.conn;
     TELOS_SQL_QUERY(q, conn, "DELETE FROM characters WHERE name_key = ?1");
     TELOS_RETURN_IF_ERROR(q.Bind(1, NameKey(name)).Run("deleting a character"));
-    if (db_.Changes() == 0) return Status::NotFound("no character named " + Quoted(name));
+    if (db_.Changes() == 0) return NoSuchCharacter(name);
     return Status::Ok();
   }
 
   Result<CharacterRecord> ClaimOwnership(std::string_view name, int64_t directory_epoch) override {
-    TELOS_RETURN_IF_ERROR(ValidateCharacterName(name));
-    if (directory_epoch < 0) return Status::InvalidArgument("directory_epoch is negative");
+    TELOS_RETURN_IF_ERROR(CheckClaimArgs(name, directory_epoch));
     const std::string key = NameKey(name);
     std::lock_guard lock(db_.mu);
     Connection& conn = *db_.conn;
@@ -185,7 +156,7 @@ class SqliteCharacterStore final : public CharacterStore {
     if (!current.ok()) return current.status();
     const int64_t floor = std::max(directory_epoch, current->owner_epoch);
     if (floor == std::numeric_limits<int64_t>::max()) {
-      return Status::FailedPrecondition("owner_epoch of " + Quoted(name) + " is exhausted");
+      return OwnerEpochExhausted(name);
     }
     const int64_t minted = floor + 1;
     {
@@ -200,11 +171,7 @@ class SqliteCharacterStore final : public CharacterStore {
 
   Result<int64_t> Save(const CharacterRecord& record, int64_t expected_state_version,
                        int64_t writer_owner_epoch) override {
-    TELOS_RETURN_IF_ERROR(CheckCharacterContent(record));
-    if (expected_state_version < 1) {
-      return Status::InvalidArgument("expected_state_version must be at least 1");
-    }
-    if (writer_owner_epoch < 0) return Status::InvalidArgument("writer_owner_epoch is negative");
+    TELOS_RETURN_IF_ERROR(CheckSaveArgs(record, expected_state_version, writer_owner_epoch));
     const std::string key = NameKey(record.name);
     std::lock_guard lock(db_.mu);
     Connection& conn = *db_.conn;
@@ -219,22 +186,15 @@ class SqliteCharacterStore final : public CharacterStore {
                       "SELECT state_version, owner_epoch FROM characters WHERE name_key = ?1");
       auto row = q.Bind(1, key).Step("reading a character's fences");
       if (!row.ok()) return row.status();
-      if (!*row) return Status::NotFound("no character named " + Quoted(record.name));
+      if (!*row) return NoSuchCharacter(record.name);
       row_version = q.Int(0);
       row_epoch = q.Int(1);
     }
     // The ownership fence is judged first: a zombie writer must be stopped, not invited to
     // rebase past a version check it would then win.
-    if (row_epoch > writer_owner_epoch) {
-      return Status::FailedPrecondition("fenced: " + Quoted(record.name) +
-                                        " is owned at owner_epoch " + std::to_string(row_epoch) +
-                                        ", above this writer's " +
-                                        std::to_string(writer_owner_epoch));
-    }
+    if (row_epoch > writer_owner_epoch) return Fenced(record.name, row_epoch, writer_owner_epoch);
     if (row_version != expected_state_version) {
-      return Status::Conflict("state_version of " + Quoted(record.name) + " is " +
-                              std::to_string(row_version) + ", not the expected " +
-                              std::to_string(expected_state_version) + "; re-read and rebase");
+      return StaleStateVersion(record.name, row_version, expected_state_version);
     }
     const int64_t next_version = expected_state_version + 1;
     {
@@ -262,7 +222,7 @@ class SqliteCharacterStore final : public CharacterStore {
         "SELECT " + std::string(kCharacterColumns) + " FROM characters WHERE name_key = ?1");
     auto row = q.Bind(1, key).Step("loading a character");
     if (!row.ok()) return row.status();
-    if (!*row) return Status::NotFound("no character named " + Quoted(name));
+    if (!*row) return NoSuchCharacter(name);
     return ReadCharacter(q);
   }
 
@@ -270,15 +230,6 @@ class SqliteCharacterStore final : public CharacterStore {
 };
 
 // ------------------------------------------------------------------------------------ accounts
-
-constexpr std::string_view kArgon2idPrefix = "$argon2id$";
-
-Status CheckPasswordHash(std::string_view hash) {
-  if (!hash.starts_with(kArgon2idPrefix)) {
-    return Status::InvalidArgument("a password hash must be an encoded argon2id string");
-  }
-  return CheckBytes("password hash", hash, limits::kPasswordHashBytesMax);
-}
 
 constexpr std::string_view kAccountColumns =
     "id, display_name, password_hash, created_at_ms, failed_logins, locked_until_ms";
@@ -303,10 +254,7 @@ class SqliteAccountStore final : public AccountStore {
     TELOS_RETURN_IF_ERROR(CheckPasswordHash(password_hash));
     std::lock_guard lock(db_.mu);
     Connection& conn = *db_.conn;
-    AccountRecord stored;
-    stored.name = std::string(name);
-    stored.password_hash = std::string(password_hash);
-    stored.created_at_ms = db_.NowMs();
+    AccountRecord stored = NewAccountRow(name, password_hash, db_.NowMs());
     TELOS_SQL_QUERY(q, conn,
                     "INSERT INTO accounts (name_key, display_name, password_hash, created_at_ms) "
                     "VALUES (?1, ?2, ?3, ?4)");
@@ -375,7 +323,7 @@ class SqliteAccountStore final : public AccountStore {
   }
 
   Status LockUntil(int64_t id, int64_t until_ms) override {
-    if (until_ms < 0) return Status::InvalidArgument("until_ms is negative");
+    TELOS_RETURN_IF_ERROR(CheckLockUntil(until_ms));
     std::lock_guard lock(db_.mu);
     Connection& conn = *db_.conn;
     TELOS_SQL_QUERY(q, conn, "UPDATE accounts SET locked_until_ms = ?1 WHERE id = ?2");
@@ -384,10 +332,6 @@ class SqliteAccountStore final : public AccountStore {
   }
 
  private:
-  static Status NoSuchAccount(int64_t id) {
-    return Status::NotFound("no account with id " + std::to_string(id));
-  }
-
   Database& db_;
 };
 
@@ -399,11 +343,7 @@ class SqliteMailStore final : public MailStore {
 
   Result<int64_t> Send(std::string_view from, std::string_view to, std::string_view subject,
                        std::string_view body) override {
-    if (from.empty()) return Status::InvalidArgument("the sender is empty");
-    TELOS_RETURN_IF_ERROR(CheckBytes("the sender", from, limits::kMailSenderBytesMax));
-    TELOS_RETURN_IF_ERROR(CheckBytes("the subject", subject, limits::kMailSubjectBytesMax));
-    TELOS_RETURN_IF_ERROR(CheckBytes("the body", body, limits::kMailBodyBytesMax));
-    TELOS_RETURN_IF_ERROR(ValidateCharacterName(to));
+    TELOS_RETURN_IF_ERROR(CheckMailArgs(from, to, subject, body));
     const std::string key = NameKey(to);
     std::lock_guard lock(db_.mu);
     Connection& conn = *db_.conn;
@@ -414,7 +354,7 @@ class SqliteMailStore final : public MailStore {
       auto row = q.Bind(1, key).Step("counting a mailbox");
       if (!row.ok()) return row.status();
       if (*row && q.Int(0) >= static_cast<int64_t>(limits::kMailboxMessagesMax)) {
-        return Status::ResourceExhausted("the mailbox of " + Quoted(to) + " is full");
+        return MailboxFull(to);
       }
     }
     {
@@ -422,8 +362,8 @@ class SqliteMailStore final : public MailStore {
                       "INSERT INTO mail (recipient_key, sender, subject, body, sent_at_ms) "
                       "VALUES (?1, ?2, ?3, ?4, ?5)");
       q.Bind(1, key).Bind(2, from).Bind(3, subject).Bind(4, body).Bind(5, db_.NowMs());
-      TELOS_RETURN_IF_ERROR(Relabel(q.Run("sending mail"), StatusCode::kNotFound,
-                                    "no character named " + Quoted(to)));
+      TELOS_RETURN_IF_ERROR(
+          Relabel(q.Run("sending mail"), StatusCode::kNotFound, NoSuchCharacter(to).message()));
     }
     const int64_t id = sqlite3_last_insert_rowid(conn.db());
     TELOS_RETURN_IF_ERROR(txn.Commit());
@@ -504,10 +444,6 @@ class SqliteMailStore final : public MailStore {
   }
 
  private:
-  static Status NoSuchLetter(std::string_view recipient, int64_t id) {
-    return Status::NotFound(Quoted(recipient) + " has no letter " + std::to_string(id));
-  }
-
   Database& db_;
 };
 

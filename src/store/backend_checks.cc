@@ -1,0 +1,135 @@
+#include "backend_checks.h"
+
+#include <string>
+#include <utility>
+
+#include "telos/base/limits.h"
+
+namespace telos::store {
+namespace {
+
+constexpr std::string_view kArgon2idPrefix = "$argon2id$";
+
+}  // namespace
+
+Status CheckBytes(std::string_view what, std::string_view value, size_t bytes_max) {
+  if (value.size() <= bytes_max) return Status::Ok();
+  return Status::InvalidArgument(std::string(what) + " is longer than " +
+                                 std::to_string(bytes_max) + " bytes");
+}
+
+Status Relabel(Status status, StatusCode code, std::string message) {
+  if (status.code() == code) return Status(code, std::move(message));
+  return status;
+}
+
+std::string Quoted(std::string_view name) {
+  return "'" + std::string(name) + "'";
+}
+
+// --------------------------------------------------------------------------------- characters
+
+Status CheckCharacterContent(const CharacterRecord& record) {
+  TELOS_RETURN_IF_ERROR(ValidateCharacterName(record.name));
+  TELOS_RETURN_IF_ERROR(CheckBytes("zone_id", record.zone_id, limits::kZoneIdBytesMax));
+  TELOS_RETURN_IF_ERROR(CheckBytes("room_id", record.room_id, limits::kRoomIdBytesMax));
+  return CheckBytes("state_json", record.state_json, limits::kCharacterStateBytesMax);
+}
+
+Status CheckClaimArgs(std::string_view name, int64_t directory_epoch) {
+  TELOS_RETURN_IF_ERROR(ValidateCharacterName(name));
+  if (directory_epoch < 0) return Status::InvalidArgument("directory_epoch is negative");
+  return Status::Ok();
+}
+
+Status CheckSaveArgs(const CharacterRecord& record, int64_t expected_state_version,
+                     int64_t writer_owner_epoch) {
+  TELOS_RETURN_IF_ERROR(CheckCharacterContent(record));
+  if (expected_state_version < 1) {
+    return Status::InvalidArgument("expected_state_version must be at least 1");
+  }
+  if (writer_owner_epoch < 0) return Status::InvalidArgument("writer_owner_epoch is negative");
+  return Status::Ok();
+}
+
+CharacterRecord NewCharacterRow(const CharacterRecord& record, int64_t now_ms) {
+  CharacterRecord stored = record;
+  stored.state_version = 1;
+  stored.owner_epoch = 0;
+  stored.created_at_ms = now_ms;
+  stored.updated_at_ms = stored.created_at_ms;
+  return stored;
+}
+
+Status NoSuchCharacter(std::string_view name) {
+  return Status::NotFound("no character named " + Quoted(name));
+}
+
+Status TooManyCharacters(int64_t account_id) {
+  return Status::ResourceExhausted("account " + std::to_string(account_id) + " already has " +
+                                   std::to_string(limits::kCharactersPerAccountMax) +
+                                   " characters");
+}
+
+Status Fenced(std::string_view name, int64_t row_epoch, int64_t writer_epoch) {
+  return Status::FailedPrecondition("fenced: " + Quoted(name) + " is owned at owner_epoch " +
+                                    std::to_string(row_epoch) + ", above this writer's " +
+                                    std::to_string(writer_epoch));
+}
+
+Status StaleStateVersion(std::string_view name, int64_t row_version, int64_t expected_version) {
+  return Status::Conflict("state_version of " + Quoted(name) + " is " +
+                          std::to_string(row_version) + ", not the expected " +
+                          std::to_string(expected_version) + "; re-read and rebase");
+}
+
+Status OwnerEpochExhausted(std::string_view name) {
+  return Status::FailedPrecondition("owner_epoch of " + Quoted(name) + " is exhausted");
+}
+
+// ----------------------------------------------------------------------------------- accounts
+
+Status CheckPasswordHash(std::string_view hash) {
+  if (!hash.starts_with(kArgon2idPrefix)) {
+    return Status::InvalidArgument("a password hash must be an encoded argon2id string");
+  }
+  return CheckBytes("password hash", hash, limits::kPasswordHashBytesMax);
+}
+
+AccountRecord NewAccountRow(std::string_view name, std::string_view password_hash, int64_t now_ms) {
+  AccountRecord stored;
+  stored.name = std::string(name);
+  stored.password_hash = std::string(password_hash);
+  stored.created_at_ms = now_ms;
+  return stored;
+}
+
+Status CheckLockUntil(int64_t until_ms) {
+  if (until_ms < 0) return Status::InvalidArgument("until_ms is negative");
+  return Status::Ok();
+}
+
+Status NoSuchAccount(int64_t id) {
+  return Status::NotFound("no account with id " + std::to_string(id));
+}
+
+// ------------------------------------------------------------------------------------ mail
+
+Status CheckMailArgs(std::string_view from, std::string_view to, std::string_view subject,
+                     std::string_view body) {
+  if (from.empty()) return Status::InvalidArgument("the sender is empty");
+  TELOS_RETURN_IF_ERROR(CheckBytes("the sender", from, limits::kMailSenderBytesMax));
+  TELOS_RETURN_IF_ERROR(CheckBytes("the subject", subject, limits::kMailSubjectBytesMax));
+  TELOS_RETURN_IF_ERROR(CheckBytes("the body", body, limits::kMailBodyBytesMax));
+  return ValidateCharacterName(to);
+}
+
+Status MailboxFull(std::string_view recipient) {
+  return Status::ResourceExhausted("the mailbox of " + Quoted(recipient) + " is full");
+}
+
+Status NoSuchLetter(std::string_view recipient, int64_t id) {
+  return Status::NotFound(Quoted(recipient) + " has no letter " + std::to_string(id));
+}
+
+}  // namespace telos::store
