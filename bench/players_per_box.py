@@ -79,7 +79,8 @@ class TelosServer:
         self.http_port = None
 
     def start(self):
-        env = dict(os.environ)
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("TELOS_REDIS", "TELOS_DATABASE_URL", "TELOS_NATS")}  # embedded
         env.update({
             "TELOS_BIND": "127.0.0.1", "TELOS_TELNET_PORT": "0", "TELOS_HTTP_PORT": "0",
             "TELOS_DATA_DIR": os.path.join(self.dir, "data"),

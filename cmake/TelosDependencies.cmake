@@ -20,6 +20,10 @@ pkg_check_modules(LUA REQUIRED IMPORTED_TARGET lua5.4)
 find_package(SQLite3 REQUIRED)
 pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)
 
+# gRPC and protobuf: protobuf has only CMake's module (no config); gRPC has a config.
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
+
 find_package(fmt CONFIG REQUIRED)
 find_package(spdlog CONFIG REQUIRED)
 find_package(tomlplusplus CONFIG REQUIRED)

@@ -6,10 +6,15 @@
 #include <cstdio>
 #include <string>
 
+#include "account_role.h"
 #include "bots.h"
+#include "ctl.h"
+#include "gate_role.h"
+#include "keygen.h"
 #include "serve.h"
 #include "telos/base/config.h"
 #include "version.h"
+#include "world_role.h"
 
 namespace {
 
@@ -51,6 +56,53 @@ int main(int argc, char** argv) {
     exit_code = telos::app::RunServe(*settings, config);
   });
 
+  auto* account = app.add_subcommand(
+      "account",
+      "Run the fleet's account service: gRPC for the gates on TELOS_ACCOUNT_LISTEN "
+      "(127.0.0.1:7100) over PostgreSQL (TELOS_DATABASE_URL), signing login assertions with "
+      "TELOS_SIGNING_KEY_FILE; health and metrics on TELOS_HTTP_PORT (8090)");
+  account->callback([&exit_code] {
+    const telos::Config config = LoadConfigOrExit();
+    auto settings = telos::app::ReadAccountRoleSettings(config);
+    if (!settings.ok()) {
+      std::fprintf(stderr, "telos account: %s\n", settings.status().message().c_str());
+      exit_code = telos::kExitConfigError;
+      return;
+    }
+    exit_code = telos::app::RunAccountRole(*settings, config);
+  });
+
+  auto* world = app.add_subcommand(
+      "world",
+      "Run one world shard of a fleet: claims zones from TELOS_ZONE_POOL in the Redis directory "
+      "(TELOS_REDIS), keeps characters in PostgreSQL (TELOS_DATABASE_URL), serves gates over gRPC "
+      "on TELOS_WORLD_LISTEN (127.0.0.1:7200)");
+  world->callback([&exit_code] {
+    const telos::Config config = LoadConfigOrExit();
+    auto settings = telos::app::ReadWorldRoleSettings(config);
+    if (!settings.ok()) {
+      std::fprintf(stderr, "telos world: %s\n", settings.status().message().c_str());
+      exit_code = telos::kExitConfigError;
+      return;
+    }
+    exit_code = telos::app::RunWorldRole(*settings, config);
+  });
+
+  auto* gate = app.add_subcommand(
+      "gate",
+      "Run a fleet gate: telnet (TELOS_TELNET_PORT, 4000) and web (TELOS_HTTP_PORT, 8080), login "
+      "through the account service (TELOS_ACCOUNT), sessions routed to world shards by zone");
+  gate->callback([&exit_code] {
+    const telos::Config config = LoadConfigOrExit();
+    auto settings = telos::app::ReadGateRoleSettings(config);
+    if (!settings.ok()) {
+      std::fprintf(stderr, "telos gate: %s\n", settings.status().message().c_str());
+      exit_code = telos::kExitConfigError;
+      return;
+    }
+    exit_code = telos::app::RunGateRole(*settings, config);
+  });
+
   telos::app::BotsFlags bots_flags;
   auto* bots = app.add_subcommand(
       "bots", "Load-test a server with a swarm of scripted players and report RTT and tick lag");
@@ -83,6 +135,35 @@ int main(int argc, char** argv) {
                  "Allow targets that are not loopback (only servers you own)");
   bots->add_option("--seed", bots_flags.seed, "Seed of the bots' choices (0: random)");
   bots->callback([&exit_code, &bots_flags] { exit_code = telos::app::RunBots(bots_flags); });
+
+  std::string keygen_dir;
+  std::string keygen_name;
+  auto* keygen = app.add_subcommand(
+      "keygen",
+      "Make an Ed25519 key pair for signed fleet documents: DIR/NAME.key (secret, mode 0600) and "
+      "DIR/NAME.pub; never overwrites");
+  keygen->add_option("--dir", keygen_dir, "Directory for the key files (created if missing)")
+      ->required();
+  keygen->add_option("--name", keygen_name, "Base name of the key files, e.g. assertion")
+      ->required();
+  keygen->callback([&exit_code, &keygen_dir, &keygen_name] {
+    exit_code = telos::app::RunKeygen(keygen_dir, keygen_name);
+  });
+
+  telos::app::CtlClusterFlags ctl_cluster_flags;
+  auto* ctl =
+      app.add_subcommand("ctl", "Operator CLI: inspect a running fleet (needs TELOS_REDIS)");
+  ctl->require_subcommand(1);
+  auto* ctl_cluster = ctl->add_subcommand(
+      "cluster",
+      "Live shards, the owner of every zone in the content pack (TELOS_CONTENT_DIR), players per "
+      "shard and the standbys");
+  ctl_cluster->add_flag("--json", ctl_cluster_flags.json,
+                        "Print one JSON object instead of tables");
+  ctl_cluster->callback([&exit_code, &ctl_cluster_flags] {
+    const telos::Config config = LoadConfigOrExit();
+    exit_code = telos::app::RunCtlCluster(ctl_cluster_flags, config);
+  });
 
   CLI11_PARSE(app, argc, argv);
   return exit_code;

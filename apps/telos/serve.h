@@ -5,26 +5,22 @@
 #include <cstdint>
 #include <string>
 
+#include "role_common.h"
 #include "telos/base/config.h"
+#include "telos/base/log.h"
 #include "telos/base/status.h"
 
 namespace telos::app {
 
 struct ServeSettings {
-  std::string bind_address = "0.0.0.0";
-  uint16_t telnet_port = 4000;
-  uint16_t http_port = 8080;
+  FrontDoorSettings front;  // telnet, HTTP, web client
   std::string data_dir = "telos-data";
   std::string content_dir = "content";
-  std::string web_dir = "web";
   int64_t io_threads = 2;
   int64_t blocking_threads = 4;
-  int64_t link_dead_ms = 0;             // 0: the default from limits.h
-  int64_t login_timeout_ms = 0;         // 0: the default from limits.h
-  int64_t save_interval_ms = 0;         // 0: the default from limits.h
-  int64_t idle_timeout_ms = 0;          // 0: the default from limits.h
-  int64_t connections_per_address = 0;  // 0: the default from limits.h
-  double input_lines_per_second = 0;    // 0: the default from limits.h
+  int64_t link_dead_ms = 0;      // 0: the default from limits.h
+  int64_t login_timeout_ms = 0;  // 0: the default from limits.h
+  int64_t save_interval_ms = 0;  // 0: the default from limits.h
   int64_t password_memory_kib = 19 * 1024;
   int64_t password_passes = 2;
   int64_t seed = 0;  // 0: from the system's entropy
@@ -33,7 +29,12 @@ struct ServeSettings {
 // Reads every TELOS_* setting `serve` uses; InvalidArgument names the bad variable.
 Result<ServeSettings> ReadServeSettings(const Config& config);
 
-// Runs until SIGINT/SIGTERM, then saves everyone and returns the process exit code.
+// Runs until SIGINT/SIGTERM, then saves everyone and returns the process exit code. With
+// TELOS_REDIS set, joins a fleet instead (RunServeInFleet).
 int RunServe(const ServeSettings& settings, const Config& config);
+
+// `serve` as one member of a fleet: a world shard, a gate and in-process accounts on Redis and
+// PostgreSQL (serve_fleet.cc).
+int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger& log);
 
 }  // namespace telos::app

@@ -133,12 +133,18 @@ Result<store::CharacterRecord> AccountService::CreateCharacter(int64_t account_i
 Result<store::CharacterRecord> AccountService::ClaimCharacter(int64_t account_id,
                                                               std::string_view name,
                                                               int64_t directory_epoch) {
+  TELOS_RETURN_IF_ERROR(CheckOwnership(account_id, name).status());
+  return characters_.ClaimOwnership(name, directory_epoch);
+}
+
+Result<store::CharacterRecord> AccountService::CheckOwnership(int64_t account_id,
+                                                              std::string_view name) {
   auto row = characters_.Load(name);
   if (!row.ok()) return row.status();
   if (row->account_id != account_id) {
     return Status::PermissionDenied("That character belongs to another account.");
   }
-  return characters_.ClaimOwnership(name, directory_epoch);
+  return row;
 }
 
 Status AccountService::ChangePassword(std::string_view character_name,

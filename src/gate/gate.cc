@@ -35,7 +35,7 @@ class SessionCore;
 
 struct Gate::Shared {
   Shared(GateOptions opts, asio::io_context& io_in, BlockingRunner blocking_in,
-         account::AccountService& accounts_in, WorldLink& link_in, CharacterRegistrar& registrar_in,
+         account::AccountDesk& accounts_in, WorldLink& link_in, CharacterRegistrar* registrar_in,
          const Clock& clock_in, Logger& log_in, Metrics& metrics)
       : options(std::move(opts)),
         io(io_in),
@@ -59,9 +59,9 @@ struct Gate::Shared {
   const GateOptions options;
   asio::io_context& io;
   const BlockingRunner blocking;
-  account::AccountService& accounts;
+  account::AccountDesk& accounts;
   WorldLink& link;
-  CharacterRegistrar& registrar;
+  CharacterRegistrar* registrar;  // null in a fleet gate: the world persists characters
   const Clock& clock;
   Logger& log;
   prometheus::Gauge& sessions_gauge;
@@ -189,7 +189,7 @@ class SessionCore final : public std::enable_shared_from_this<SessionCore> {
   void OnMenuChoice(const std::string& line);        // REQUIRES: mu_ held
   void Play(const std::string& name);                // REQUIRES: mu_ held
   void CreateCharacter(const std::string& name);     // REQUIRES: mu_ held
-  void EnterWorld(store::CharacterRecord record);    // REQUIRES: mu_ held
+  void EnterWorld(account::CharacterClaim claim);    // REQUIRES: mu_ held
   bool ResumeIfOnline(const std::string& name_key);  // REQUIRES: mu_ held
   bool ReserveClaim(const std::string& name_key);    // REQUIRES: mu_ held
   void ReleaseClaim(const std::string& name_key);    // REQUIRES: mu_ held
@@ -212,7 +212,7 @@ class SessionCore final : public std::enable_shared_from_this<SessionCore> {
 };
 
 void Gate::Shared::Departed(const std::string& name_key) {
-  registrar.Unregister(name_key);
+  if (registrar != nullptr) registrar->Unregister(name_key);
   std::lock_guard lock(mu);
   bindings.erase(name_key);
   UpdateGauges();
@@ -357,7 +357,7 @@ void SessionCore::HandleLocked(std::string line) {
           [g = gate_, name = account_name_, password = std::move(line), address = address_] {
             return g->accounts.Authenticate(name, password, address);
           },
-          [this](Result<store::AccountRecord> account) {
+          [this](Result<account::AccountRef> account) {
             if (!account.ok()) {
               Fail(account.status());
               if (++failed_passwords_ >= gate_->options.login_attempts_per_connection) {
@@ -405,7 +405,7 @@ void SessionCore::HandleLocked(std::string line) {
           [g = gate_, name = account_name_, password = std::move(new_password_)] {
             return g->accounts.CreateAccount(name, password);
           },
-          [this](Result<store::AccountRecord> account) {
+          [this](Result<account::AccountRef> account) {
             new_password_.clear();
             if (!account.ok()) {
               Fail(account.status());
@@ -540,10 +540,11 @@ void SessionCore::Play(const std::string& name) {
   if (!ReserveClaim(key)) return ShowMenu();
   RunBlocking(
       [g = gate_, id = account_id_, name, key] {
-        g->registrar.AwaitSaved(key);  // a save still queued from the last visit lands first
-        return g->accounts.ClaimCharacter(id, name, 0);
+        // A save still queued from the last visit lands first.
+        if (g->registrar != nullptr) g->registrar->AwaitSaved(key);
+        return g->accounts.ClaimCharacter(id, name);
       },
-      [this, key](Result<store::CharacterRecord> record) {
+      [this, key](Result<account::CharacterClaim> record) {
         if (!record.ok()) {
           ReleaseClaim(key);
           if (record.status().code() == StatusCode::kNotFound) {
@@ -568,14 +569,14 @@ void SessionCore::CreateCharacter(const std::string& name) {
     return Prompt("Type \"new <name>\" to try another name.");
   }
   RunBlocking(
-      [g = gate_, id = account_id_, display, start]() -> Result<store::CharacterRecord> {
+      [g = gate_, id = account_id_, display, start]() -> Result<account::CharacterClaim> {
         const world::CharacterState fresh = world::NewCharacter(display, start);
-        auto created = g->accounts.CreateCharacter(id, display, world::EncodeCharacter(fresh),
-                                                   start.zone, start.id);
-        if (!created.ok()) return created.status();
-        return g->accounts.ClaimCharacter(id, display, 0);
+        Status created = g->accounts.CreateCharacter(id, display, world::EncodeCharacter(fresh),
+                                                     start.zone, start.id);
+        if (!created.ok()) return created;
+        return g->accounts.ClaimCharacter(id, display);
       },
-      [this, key = world::NameKey(display)](Result<store::CharacterRecord> record) {
+      [this, key = world::NameKey(display)](Result<account::CharacterClaim> record) {
         if (!record.ok()) {
           ReleaseClaim(key);
           if (record.status().code() == StatusCode::kAlreadyExists) {
@@ -590,18 +591,25 @@ void SessionCore::CreateCharacter(const std::string& name) {
       });
 }
 
-void SessionCore::EnterWorld(store::CharacterRecord record) {
-  auto state = world::DecodeCharacter(record.state_json);
-  if (!state.ok()) {
-    gate_->log.Error("character state unreadable",
-                     {{"character", record.name}, {"error", state.status().ToString()}});
-    ReleaseClaim(world::NameKey(record.name));
-    Fail(Status::Internal("unreadable character"));
-    return ShowMenu();
+void SessionCore::EnterWorld(account::CharacterClaim claim) {
+  const std::string key = world::NameKey(claim.name);
+  EnterRequest request;
+  request.name_key = key;
+  request.display_name = claim.name;
+  request.assertion = std::move(claim.assertion);
+  if (request.assertion.empty()) {  // in-process: the world loads the row we claimed
+    auto state = world::DecodeCharacter(claim.record.state_json);
+    if (!state.ok()) {
+      gate_->log.Error("character state unreadable",
+                       {{"character", claim.name}, {"error", state.status().ToString()}});
+      ReleaseClaim(key);
+      Fail(Status::Internal("unreadable character"));
+      return ShowMenu();
+    }
+    request.state = std::move(*state);
   }
-  const std::string key = world::NameKey(record.name);
   std::weak_ptr<Gate::Shared> weak_gate = gate_;
-  auto binding = std::make_shared<PlayerBinding>(key, record.name, record.account_id, gate_->io,
+  auto binding = std::make_shared<PlayerBinding>(key, claim.name, claim.account_id, gate_->io,
                                                  [weak_gate, key] {
                                                    if (auto gate = weak_gate.lock())
                                                      gate->Departed(key);
@@ -621,15 +629,17 @@ void SessionCore::EnterWorld(store::CharacterRecord record) {
   }
   std::shared_ptr<SessionCore> none;
   binding->Attach(shared_from_this(), none);
-  gate_->registrar.Register(key, record.name, record.account_id, record.state_version,
-                            record.owner_epoch);
-  const Status entered = gate_->link.Enter(std::move(*state), binding);
+  if (gate_->registrar != nullptr && request.assertion.empty()) {
+    gate_->registrar->Register(key, claim.name, claim.account_id, claim.record.state_version,
+                               claim.record.owner_epoch);
+  }
+  const Status entered = gate_->link.Enter(std::move(request), binding);
   if (!entered.ok()) {
     {
       std::lock_guard lock(gate_->mu);
       gate_->bindings.erase(key);
     }
-    gate_->registrar.Unregister(key);
+    if (gate_->registrar != nullptr) gate_->registrar->Unregister(key);
     Fail(entered);
     return ShowMenu();
   }
@@ -641,8 +651,8 @@ void SessionCore::EnterWorld(store::CharacterRecord record) {
     gate_->UpdateGauges();
   }
   const net::TerminalInfo info = terminal_->Info();
-  gate_->log.Info("character entered", {{"character", record.name},
-                                        {"owner_epoch", record.owner_epoch},
+  gate_->log.Info("character entered", {{"character", claim.name},
+                                        {"owner_epoch", claim.record.owner_epoch},
                                         {"transport", info.transport},
                                         {"client", info.client}});
 }
@@ -717,7 +727,7 @@ class GateSession final : public net::TerminalHandler {
 };
 
 Gate::Gate(GateOptions options, boost::asio::io_context& io, BlockingRunner blocking,
-           account::AccountService& accounts, WorldLink& link, CharacterRegistrar& registrar,
+           account::AccountDesk& accounts, WorldLink& link, CharacterRegistrar* registrar,
            const Clock& clock, Logger& log, Metrics& metrics)
     : shared_(std::make_shared<Shared>(std::move(options), io, std::move(blocking), accounts, link,
                                        registrar, clock, log, metrics)) {}

@@ -242,6 +242,11 @@ struct HttpServer::Impl {
       }
       beast::error_code addr_ec;
       std::string address = socket.remote_endpoint(addr_ec).address().to_string();
+      if (!addr_ec) {
+        // WebSocket players are interactive too: no Nagle delay between close writes.
+        beast::error_code nodelay_ec;
+        socket.set_option(asio::ip::tcp::no_delay(true), nodelay_ec);
+      }
       auto conn = std::make_shared<Connection>(std::move(socket), std::move(address));
       {
         std::lock_guard lock(shared->mu);
@@ -304,12 +309,14 @@ Result<uint16_t> HttpServer::Start() {
   }
   acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (acceptor.bind(endpoint, ec); ec) {
-    acceptor.close(ec);
-    return Status::Unavailable("cannot bind http " + where + ": " + ec.message());
+    const std::string why = ec.message();
+    acceptor.close(ec);  // keeps `why`: close() resets ec
+    return Status::Unavailable("cannot bind http " + where + ": " + why);
   }
   if (acceptor.listen(limits::kListenBacklog, ec); ec) {
-    acceptor.close(ec);
-    return Status::Unavailable("cannot listen on http " + where + ": " + ec.message());
+    const std::string why = ec.message();
+    acceptor.close(ec);  // keeps `why`: close() resets ec
+    return Status::Unavailable("cannot listen on http " + where + ": " + why);
   }
   port_ = acceptor.local_endpoint().port();
   {

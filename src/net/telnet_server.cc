@@ -338,6 +338,9 @@ asio::awaitable<void> TelnetServer::Impl::Accept() {
       socket.close(addr_ec);
       continue;
     }
+    // Interactive text: a reply must not wait for the client's delayed ACK of the previous one
+    // (Nagle), which costs 40 ms whenever two writes follow each other closely.
+    socket.set_option(asio::ip::tcp::no_delay(true), addr_ec);
     auto session = std::make_shared<TelnetSession>(self, std::move(socket), address);
     if (!Admit(session, address)) {
       refused_total.Increment();
@@ -376,12 +379,14 @@ Result<uint16_t> TelnetServer::Start() {
   }
   acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (acceptor.bind(endpoint, ec); ec) {
-    acceptor.close(ec);
-    return Status::Unavailable("cannot bind telnet " + where + ": " + ec.message());
+    const std::string why = ec.message();
+    acceptor.close(ec);  // keeps `why`: close() resets ec
+    return Status::Unavailable("cannot bind telnet " + where + ": " + why);
   }
   if (acceptor.listen(limits::kListenBacklog, ec); ec) {
-    acceptor.close(ec);
-    return Status::Unavailable("cannot listen on telnet " + where + ": " + ec.message());
+    const std::string why = ec.message();
+    acceptor.close(ec);  // keeps `why`: close() resets ec
+    return Status::Unavailable("cannot listen on telnet " + where + ": " + why);
   }
   const uint16_t port = acceptor.local_endpoint().port();
   {

@@ -145,7 +145,7 @@ void StoreMail::Read(std::string owner, int64_t id,
   });
 }
 
-AccountPasswords::AccountPasswords(account::AccountService& accounts, BlockingRunner blocking)
+AccountPasswords::AccountPasswords(account::AccountDesk& accounts, BlockingRunner blocking)
     : accounts_(accounts), blocking_(std::move(blocking)) {}
 
 void AccountPasswords::Change(std::string name_key, std::string old_password,

@@ -6,6 +6,7 @@
 #include "telos/world/world_host.h"
 
 #include <algorithm>
+#include <condition_variable>
 
 #include "telos/base/limits.h"
 
@@ -74,6 +75,29 @@ Status WorldHost::StopZone(const std::string& zone_id,
   return Status::Ok();
 }
 
+size_t WorldHost::StopAllZones(std::chrono::milliseconds timeout,
+                               std::function<void(std::vector<PlayerTransfer>)> frozen) {
+  struct Waiter {
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t left = 0;
+  };
+  auto waiter = std::make_shared<Waiter>();  // outlives a zone that finishes after the timeout
+  for (const auto& zone_id : RunningZones()) {
+    std::lock_guard lock(waiter->mu);
+    const Status s = StopZone(zone_id, [waiter, frozen](std::vector<PlayerTransfer> players) {
+      if (frozen) frozen(std::move(players));
+      std::lock_guard inner(waiter->mu);
+      --waiter->left;
+      waiter->cv.notify_all();
+    });
+    if (s.ok()) ++waiter->left;
+  }
+  std::unique_lock lock(waiter->mu);
+  waiter->cv.wait_for(lock, timeout, [&] { return waiter->left == 0; });
+  return waiter->left;
+}
+
 std::vector<std::string> WorldHost::RunningZones() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> ids;
@@ -97,6 +121,7 @@ Status WorldHost::AdmitLocked(PlayerTransfer transfer) {
   RosterEntry entry{transfer.state.name, zone_id, transfer.state.level};
   TELOS_RETURN_IF_ERROR(it->second->Admit(std::move(transfer)));
   roster_[key] = std::move(entry);
+  if (fleet_ != nullptr) fleet_->Resident(key, zone_id);
   return Status::Ok();
 }
 
@@ -164,7 +189,12 @@ std::shared_ptr<Zone> WorldHost::FindZone(const std::string& zone_id) const {
 bool WorldHost::Transfer(PlayerTransfer& transfer) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = zones_.find(transfer.state.room.zone);
-  if (it == zones_.end()) return false;
+  if (it == zones_.end()) {
+    if (fleet_ == nullptr || !fleet_->IsRemote(transfer.state.room.zone)) return false;
+    roster_.erase(NameKey(transfer.state.name));
+    fleet_->Depart(std::move(transfer));
+    return true;
+  }
   std::string key = NameKey(transfer.state.name);
   RosterEntry entry{transfer.state.name, it->first, transfer.state.level};
   Status status = it->second->TryAdmit(transfer);
@@ -175,6 +205,7 @@ bool WorldHost::Transfer(PlayerTransfer& transfer) {
     return false;
   }
   roster_[key] = std::move(entry);
+  if (fleet_ != nullptr) fleet_->Resident(key, it->first);
   return true;
 }
 
@@ -214,8 +245,11 @@ std::vector<WhoEntry> WorldHost::Who() const {
 }
 
 bool WorldHost::IsRunning(const std::string& zone_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return zones_.count(zone_id) != 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (zones_.count(zone_id) != 0) return true;
+  }
+  return fleet_ != nullptr && fleet_->IsRemote(zone_id);
 }
 
 void WorldHost::Forward(const std::string& name_key, std::string line, int hops) {
@@ -231,8 +265,37 @@ void WorldHost::Forward(const std::string& name_key, std::string line, int hops)
 }
 
 void WorldHost::Departed(const std::string& name_key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  roster_.erase(name_key);
+  std::string zone;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = roster_.find(name_key);
+    if (it == roster_.end()) return;
+    zone = it->second.zone;
+    roster_.erase(it);
+  }
+  if (fleet_ != nullptr) fleet_->Quit(name_key, zone);
+}
+
+namespace {
+// A character can change zone (walk, die and respawn) between the roster lookup and the
+// freeze; the freeze then misses and is tried again where the roster now says it is.
+constexpr int kRemoveAttemptsMax = 4;
+}  // namespace
+
+void WorldHost::RemovePlayer(const std::string& name, std::function<void()> done) {
+  RemoveAttempt(NameKey(name), std::make_shared<std::function<void()>>(std::move(done)), 0);
+}
+
+void WorldHost::RemoveAttempt(const std::string& name_key,
+                              std::shared_ptr<std::function<void()>> done, int attempt) {
+  const Status s =
+      FreezePlayer(name_key, [this, name_key, done, attempt](Result<PlayerTransfer> transfer) {
+        if (!transfer.ok() && ZoneOf(name_key) && attempt + 1 < kRemoveAttemptsMax) {
+          return RemoveAttempt(name_key, done, attempt + 1);
+        }
+        (*done)();
+      });
+  if (!s.ok()) (*done)();  // not online (or its zone is gone): nothing to take out
 }
 
 }  // namespace telos::world

@@ -510,6 +510,7 @@ void ZoneCore::SendPlayerTo(Actor& actor, const Ref& to, std::vector<std::string
   Ref origin = actor.room >= 0 ? room(actor.room).ref : pack_->start_room;
   PlayerTransfer transfer = DetachPlayer(actor);
   transfer.state.room = to;
+  transfer.from_room = origin;
   transfer.arrival = std::move(arrival);
   if (!deps_.router->Transfer(transfer)) {
     // The destination went away between the check and now: stay here.

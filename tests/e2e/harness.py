@@ -17,11 +17,17 @@ IAC, SB, SE, WILL, WONT, DO, DONT = 255, 250, 240, 251, 252, 253, 254
 
 
 class Server:
-    """`telos serve` on loopback with ports chosen by the kernel and a private data folder."""
+    """`telos serve` on loopback with ports chosen by the kernel and a private data folder.
 
-    def __init__(self, binary, repo, data_dir=None, extra_env=None):
+    `role` runs another subcommand the same way (`account`, `world`, `gate`: fleet.py); the
+    `ready` log line is kept in `ready`, and its ports (those the role has) in telnet_port and
+    http_port."""
+
+    def __init__(self, binary, repo, data_dir=None, extra_env=None, role="serve"):
         self.binary = binary
         self.repo = repo
+        self.role = role
+        self.ready = None
         self.owns_data_dir = data_dir is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="telos-e2e-")
         self.extra_env = extra_env or {}
@@ -32,7 +38,17 @@ class Server:
         self._lock = threading.Lock()
 
     def start(self, timeout=30):
+        self.launch()
+        return self.wait_ready(timeout)
+
+    def launch(self):
+        """Starts the process without waiting for it to be ready (wait_ready() does)."""
         env = dict(os.environ)
+        if self.role == "serve":
+            # The fleet's variables would make serve join a fleet: a plain serve runs embedded
+            # unless a test asks for them through extra_env.
+            for name in ("TELOS_REDIS", "TELOS_DATABASE_URL", "TELOS_NATS"):
+                env.pop(name, None)
         env.update({
             "TELOS_BIND": "127.0.0.1",
             "TELOS_TELNET_PORT": "0",
@@ -46,12 +62,15 @@ class Server:
             "TELOS_PASSWORD_PASSES": "1",
         })
         env.update(self.extra_env)
-        self.proc = subprocess.Popen([self.binary, "serve"], env=env, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([self.binary, self.role], env=env, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True)
         threading.Thread(target=self._read_output, daemon=True).start()
-        ready = self.wait_log(lambda e: e.get("msg") == "ready", timeout)
-        self.telnet_port = ready["telnet_port"]
-        self.http_port = ready["http_port"]
+        return self
+
+    def wait_ready(self, timeout=30):
+        self.ready = self.wait_log(lambda e: e.get("msg") == "ready", timeout)
+        self.telnet_port = self.ready.get("telnet_port")
+        self.http_port = self.ready.get("http_port")
         return self
 
     def _read_output(self):
@@ -224,10 +243,12 @@ class Telnet:
                 time.sleep(0.01)
 
     def mark(self):
-        """Forget text seen so far, so the next expect() only looks at new output."""
+        """Forget text seen so far, so the next expect() only looks at new output; returns the
+        text forgotten."""
         while self._pump():
             pass
-        self.text = ""
+        seen, self.text = self.text, ""
+        return seen
 
     def close(self):
         self.sock.close()

@@ -56,6 +56,9 @@ class AccountService {
   // row carries the new owner_epoch and the state to load.
   Result<store::CharacterRecord> ClaimCharacter(int64_t account_id, std::string_view name,
                                                 int64_t directory_epoch);
+  // Checks that `account_id` owns the character (PermissionDenied otherwise) without claiming
+  // it: in a fleet the world that admits the character mints its owner_epoch.
+  Result<store::CharacterRecord> CheckOwnership(int64_t account_id, std::string_view name);
   // Verifies `old_password` for the account owning `character_name`, then stores the new hash.
   Status ChangePassword(std::string_view character_name, std::string_view old_password,
                         std::string_view new_password);

@@ -22,7 +22,7 @@
 #include <mutex>
 #include <string>
 
-#include "telos/account/account_service.h"
+#include "telos/account/account_desk.h"
 #include "telos/base/blocking.h"
 #include "telos/base/clock.h"
 #include "telos/base/limits.h"
@@ -65,8 +65,9 @@ class GateSession;
 
 class Gate {
  public:
+  // `registrar` may be null (a fleet gate: the world persists characters).
   Gate(GateOptions options, boost::asio::io_context& io, BlockingRunner blocking,
-       account::AccountService& accounts, WorldLink& link, CharacterRegistrar& registrar,
+       account::AccountDesk& accounts, WorldLink& link, CharacterRegistrar* registrar,
        const Clock& clock, Logger& log, Metrics& metrics);
   ~Gate();
   Gate(const Gate&) = delete;

@@ -23,11 +23,21 @@ class WorldHost;
 
 namespace telos::gate {
 
+struct EnterRequest {
+  std::string name_key;
+  std::string display_name;
+  // In-process: the character to load. Unused in a fleet (the world loads it).
+  world::CharacterState state;
+  // In a fleet: the signed assertion from the account service. Empty in-process.
+  std::string assertion;
+};
+
 class WorldLink {
  public:
   virtual ~WorldLink() = default;
   // Puts a character into the world; its output goes to `sink`. AlreadyExists when online.
-  virtual Status Enter(world::CharacterState state, std::shared_ptr<world::PlayerSink> sink) = 0;
+  // A fleet link answers asynchronously: a failure arrives as output with `disconnect` set.
+  virtual Status Enter(EnterRequest request, std::shared_ptr<world::PlayerSink> sink) = 0;
   // One line of input for an online character. NotFound when not online.
   virtual Status Input(const std::string& name_key, std::string line) = 0;
   // Takes a character out of the world without a quit command (its connection is gone for
@@ -41,7 +51,7 @@ class WorldLink {
 class InProcessWorldLink final : public WorldLink {
  public:
   explicit InProcessWorldLink(world::WorldHost& host) : host_(host) {}
-  Status Enter(world::CharacterState state, std::shared_ptr<world::PlayerSink> sink) override;
+  Status Enter(EnterRequest request, std::shared_ptr<world::PlayerSink> sink) override;
   Status Input(const std::string& name_key, std::string line) override;
   void Remove(const std::string& name_key, std::function<void()> done) override;
   std::vector<world::WhoEntry> Who() const override;

@@ -17,7 +17,7 @@
 #include <mutex>
 #include <string>
 
-#include "telos/account/account_service.h"
+#include "telos/account/account_desk.h"
 #include "telos/base/blocking.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
@@ -82,12 +82,12 @@ class StoreMail final : public world::MailPort {
 
 class AccountPasswords final : public world::PasswordPort {
  public:
-  AccountPasswords(account::AccountService& accounts, BlockingRunner blocking);
+  AccountPasswords(account::AccountDesk& accounts, BlockingRunner blocking);
   void Change(std::string name_key, std::string old_password, std::string new_password,
               std::function<void(Status)> done) override;
 
  private:
-  account::AccountService& accounts_;
+  account::AccountDesk& accounts_;
   BlockingRunner blocking_;
 };
 

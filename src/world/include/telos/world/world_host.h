@@ -18,6 +18,7 @@
 // executors.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -30,6 +31,22 @@
 #include "telos/world/zone.h"
 
 namespace telos::world {
+
+// How a host that is one shard of a fleet reaches the rest of it. Set once, before any zone starts;
+// every method is called on a zone's executor and must not block.
+class FleetHooks {
+ public:
+  virtual ~FleetHooks() = default;
+  // Whether `zone` is hosted by another shard right now (a cached view).
+  virtual bool IsRemote(const std::string& zone) const = 0;
+  // A player walked into a remote zone and has left this host: ship them there. On failure the
+  // implementation admits them back at transfer.from_room itself.
+  virtual void Depart(PlayerTransfer transfer) = 0;
+  // The player became resident in `zone` here (login, resume, arrival, a walk between zones).
+  virtual void Resident(const std::string& name_key, const std::string& zone) = 0;
+  // The player quit from `zone`.
+  virtual void Quit(const std::string& name_key, const std::string& zone) = 0;
+};
 
 // Makes the executor for a new zone (a strand in production; one shared ManualExecutor in tests).
 using ExecutorFactory = std::function<std::shared_ptr<Executor>(const std::string& zone_id)>;
@@ -49,6 +66,12 @@ class WorldHost final : private ZoneRouter {
   Status StopZone(const std::string& zone_id,
                   std::function<void(std::vector<PlayerTransfer>)> done);
   std::vector<std::string> RunningZones() const;
+  // Stops every running zone and waits up to `timeout` for them; each zone's frozen players go
+  // to `frozen` (may be null) on that zone's executor. Returns how many zones did not finish
+  // in time (0: all stopped). Blocks: for shutdown paths, never on an executor.
+  size_t StopAllZones(std::chrono::milliseconds timeout,
+                      std::function<void(std::vector<PlayerTransfer>)> frozen);
+  const Pack& pack() const { return *pack_; }
 
   // Puts a character into the world at state.room (or the start room). AlreadyExists when a
   // character of that name is already online.
@@ -57,10 +80,17 @@ class WorldHost final : private ZoneRouter {
   Status Submit(const std::string& name, std::string line);
   Status FreezePlayer(const std::string& name, std::function<void(Result<PlayerTransfer>)> done);
   Status Admit(PlayerTransfer transfer);
+  // Takes a player out of the world for good (their connection is gone): frozen, which saves
+  // them, then dropped. `done` runs once (any thread), also when they were not online.
+  void RemovePlayer(const std::string& name, std::function<void()> done);
+  // REQUIRES: called before the first zone starts; `hooks` outlives the host.
+  void SetFleetHooks(FleetHooks* hooks) { fleet_ = hooks; }
 
   // Everyone online, sorted by name (also the router's answer to `who`).
   std::vector<WhoEntry> Who() const override;
 
+  // The zone a character with this state enters: their room's, or the start room's.
+  std::string TargetZone(const CharacterState& state) const;
   // Where a player is (zone id), if online.
   std::optional<std::string> ZoneOf(const std::string& name) const;
   size_t online_count() const;
@@ -77,10 +107,13 @@ class WorldHost final : private ZoneRouter {
   void Forward(const std::string& name_key, std::string line, int hops) override;
   void Departed(const std::string& name_key) override;
 
-  std::string TargetZone(const CharacterState& state) const;
   Status AdmitLocked(PlayerTransfer transfer);
 
+  void RemoveAttempt(const std::string& name_key, std::shared_ptr<std::function<void()>> done,
+                     int attempt);
+
   std::shared_ptr<const Pack> pack_;
+  FleetHooks* fleet_ = nullptr;
   ZoneDeps deps_;
   ExecutorFactory executors_;
   uint64_t seed_;

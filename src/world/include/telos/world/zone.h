@@ -44,6 +44,8 @@ struct PlayerTransfer {
   std::shared_ptr<PlayerSink> sink;
   std::string reply_to;  // whom `reply` answers, carried across zones
   std::vector<std::string> arrival;
+  // Where the player stood before a walk into another zone (to go back if that fails).
+  Ref from_room;
 };
 
 // One line of `who`.

@@ -1,0 +1,171 @@
+#include "account_role.h"
+
+#include <boost/asio.hpp>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "role_common.h"
+#include "telos/account/account_desk.h"
+#include "telos/account/account_server.h"
+#include "telos/account/account_service.h"
+#include "telos/auth/keys.h"
+#include "telos/base/clock.h"
+#include "telos/base/limits.h"
+#include "telos/base/log.h"
+#include "telos/base/metrics.h"
+#include "telos/net/admin_routes.h"
+#include "telos/net/http_server.h"
+#include "telos/store/postgres_store.h"
+#include "version.h"
+
+namespace telos::app {
+namespace {
+
+namespace asio = boost::asio;
+constexpr const char* kRole = "telos account";
+constexpr int64_t kAssertionTtlMsMin = 1000;
+constexpr int64_t kAssertionTtlMsMax = 7 * 24 * 3600 * int64_t{1000};
+
+}  // namespace
+
+Result<AccountRoleSettings> ReadAccountRoleSettings(const Config& config) {
+  AccountRoleSettings s;
+  TELOS_READ_SETTING(s.database_url, config.String("TELOS_DATABASE_URL", ""));
+  TELOS_READ_SETTING(s.listen_address, config.String("TELOS_ACCOUNT_LISTEN", s.listen_address));
+  TELOS_READ_SETTING(s.signing_key_file, config.String("TELOS_SIGNING_KEY_FILE", ""));
+  TELOS_READ_SETTING(s.caller_token, config.String("TELOS_CALLER_TOKEN", ""));
+  TELOS_READ_SETTING(s.allow_insecure, config.Bool("TELOS_ALLOW_INSECURE", false));
+  TELOS_READ_SETTING(s.assertion_ttl_ms, config.Int("TELOS_ASSERTION_TTL_MS", s.assertion_ttl_ms,
+                                                    kAssertionTtlMsMin, kAssertionTtlMsMax));
+  TELOS_READ_SETTING(s.bind_address, config.String("TELOS_BIND", s.bind_address));
+  TELOS_READ_SETTING(s.http_port, config.Port("TELOS_HTTP_PORT", s.http_port));
+  TELOS_READ_SETTING(s.blocking_threads,
+                     config.Int("TELOS_BLOCKING_THREADS", s.blocking_threads, 1, 64));
+  TELOS_READ_SETTING(s.password_memory_kib, config.Int("TELOS_PASSWORD_MEMORY_KIB",
+                                                       s.password_memory_kib, 8, 4 * 1024 * 1024));
+  TELOS_READ_SETTING(s.password_passes,
+                     config.Int("TELOS_PASSWORD_PASSES", s.password_passes, 1, 10));
+  if (s.database_url.empty()) {
+    return Status::InvalidArgument("TELOS_DATABASE_URL: required for telos account");
+  }
+  if (s.signing_key_file.empty()) {
+    return Status::InvalidArgument(
+        "TELOS_SIGNING_KEY_FILE: required for telos account (make one with telos keygen)");
+  }
+  if (s.caller_token.empty() && !s.allow_insecure) {
+    return Status::InvalidArgument(
+        "TELOS_CALLER_TOKEN: required for telos account (or TELOS_ALLOW_INSECURE=1 to accept any "
+        "caller)");
+  }
+  if (s.listen_address.empty()) {
+    return Status::InvalidArgument("TELOS_ACCOUNT_LISTEN: must not be empty");
+  }
+  if (s.bind_address.empty()) return Status::InvalidArgument("TELOS_BIND: must not be empty");
+  return s;
+}
+
+int RunAccountRole(const AccountRoleSettings& settings, const Config& config) {
+  auto level = LogLevelFromConfig(config);
+  if (!level.ok()) {
+    std::fprintf(stderr, "%s: %s\n", kRole, level.status().message().c_str());
+    return kExitConfigError;
+  }
+  Logger log("account", *level);
+  SystemClock clock;
+  Metrics metrics;
+  log.Info("starting", {{"version", kVersion}, {"listen", settings.listen_address}});
+  if (settings.caller_token.empty()) {
+    log.Warn("insecure: TELOS_CALLER_TOKEN unset, any caller is accepted");
+  }
+
+  // --- The assertion signing key: a bad file is a configuration error.
+  auto key = auth::SigningKey::LoadFile(settings.signing_key_file);
+  if (!key.ok()) {
+    std::fprintf(stderr, "%s: TELOS_SIGNING_KEY_FILE: %s\n", kRole, key.status().message().c_str());
+    return kExitConfigError;
+  }
+  log.Info("signing key loaded", {{"public_key", key->verify_key().Hex()}});
+
+  // --- The store.
+  auto from_config = PostgresOptionsFromConfig(config);
+  if (!from_config.ok()) {
+    std::fprintf(stderr, "%s: %s\n", kRole, from_config.status().message().c_str());
+    return kExitConfigError;
+  }
+  store::PostgresStoreOptions store_options = *from_config;
+  store_options.application_name = "telos-account";
+  auto opened = store::PostgresStore::Open(store_options, clock);
+  if (!opened.ok()) {
+    const Status& s = opened.status();
+    log.Error("cannot open the database", {{"error", s.ToString()}});
+    if (s.code() == StatusCode::kInvalidArgument) {
+      std::fprintf(stderr, "%s: TELOS_DATABASE_URL: %s\n", kRole, s.message().c_str());
+      return kExitConfigError;
+    }
+    std::fprintf(stderr, "%s: cannot open PostgreSQL at TELOS_DATABASE_URL: %s\n", kRole,
+                 s.ToString().c_str());
+    return 1;
+  }
+  std::unique_ptr<store::PostgresStore> db = std::move(*opened);
+  log.Info("database open", {{"schema_version", db->schema_version()}});
+
+  // --- Threads: an event loop for the admin port, and a pool for hashing and the store.
+  RoleThreads threads(settings.blocking_threads);
+  asio::io_context& io = threads.io();
+  threads.Run(1);
+
+  // --- Accounts.
+  AccountStack accounts(db->accounts(), db->characters(), settings.password_passes,
+                        settings.password_memory_kib, clock, log, metrics);
+  account::LocalAccountDesk desk(accounts.service, account::ClaimMode::kVerifyOnly);
+  account::AccountServerOptions server_options;
+  server_options.listen_address = settings.listen_address;
+  server_options.caller_token = settings.caller_token;
+  server_options.assertion_ttl_ms = settings.assertion_ttl_ms;
+  account::AccountServer server(server_options, desk, *key, threads.blocking(), clock, log,
+                                metrics);
+
+  // --- The admin port.
+  net::HttpServerOptions http_options;
+  http_options.bind_address = settings.bind_address;
+  http_options.port = settings.http_port;
+  net::HttpServer http(io, http_options, log);
+  net::AddAdminRoutes(http, metrics, [] {
+    return net::HealthReport{true,
+                             "\"role\":\"account\",\"version\":\"" + std::string(kVersion) + "\""};
+  });
+
+  auto grpc_port = server.Start();
+  auto http_port = grpc_port.ok() ? http.Start() : Result<uint16_t>(grpc_port.status());
+  if (!grpc_port.ok() || !http_port.ok()) {
+    const Status& s = grpc_port.ok() ? http_port.status() : grpc_port.status();
+    std::fprintf(stderr, "%s: %s\n", kRole, s.message().c_str());
+    log.Error("cannot listen", {{"error", s.ToString()}});
+    server.Stop();
+    http.Stop();
+    threads.Join();
+    return 1;
+  }
+
+  // --- Run until a signal.
+  StopSignal stop(io, log);
+  log.Info("ready", {{"listen", settings.listen_address},
+                     {"port", static_cast<int64_t>(*grpc_port)},
+                     {"http_port", static_cast<int64_t>(*http_port)}});
+  stop.Wait();
+
+  // --- Stop: finish the calls in flight (they need the blocking pool), then the admin port.
+  server.Stop();
+  http.Stop();
+  threads.Join();
+  log.Info("stopped");
+  return 0;
+}
+
+}  // namespace telos::app

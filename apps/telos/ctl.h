@@ -1,0 +1,25 @@
+// `telos ctl`: the operator CLI. Each verb reads the fleet's shared state and prints it for
+// people (a table) or for scripts (--json). It is a client only: it registers nothing and takes
+// no lease.
+//
+//   telos ctl cluster [--json]   live shards, the owner of every zone in the content pack,
+//                                players per shard and the standbys (directory/cluster_view.h)
+//
+// Settings: TELOS_REDIS (required), TELOS_REDIS_NAMESPACE (the fleet's key prefix, default
+// "telos"), TELOS_CONTENT_DIR (default ./content; the zone list comes from the pack there).
+#pragma once
+
+#include "telos/base/config.h"
+
+namespace telos::app {
+
+struct CtlClusterFlags {
+  bool json = false;  // print ClusterViewJson instead of the table
+};
+
+// Reads the directory once and prints the cluster view on stdout. Returns the process exit code:
+// 0 on success, kExitConfigError (2) for a missing or bad setting or an invalid content pack, 1
+// when the directory cannot be read (Redis down or unreachable), with one line on stderr.
+int RunCtlCluster(const CtlClusterFlags& flags, const Config& config);
+
+}  // namespace telos::app

@@ -1,0 +1,81 @@
+#include "gate_process.h"
+
+#include "telos/base/limits.h"
+#include "telos/directory/cluster_view.h"
+#include "telos/net/admin_routes.h"
+#include "version.h"
+
+namespace telos::app {
+namespace {
+
+gate::FleetLinkOptions LinkOptions(const GateProcessOptions& options, const world::Pack& pack) {
+  gate::FleetLinkOptions link;
+  link.gate_id = options.gate_id;
+  link.lobby_zone = pack.start_room.zone;
+  return link;
+}
+
+gate::GateOptions SessionOptions(const GateProcessOptions& options, const world::Pack& pack) {
+  gate::GateOptions gate;
+  gate.start_room = pack.start_room;
+  gate.link_dead_ms = OrDefault(options.link_dead_ms, limits::kLinkDeadMs);
+  gate.login_timeout_ms = OrDefault(options.login_timeout_ms, limits::kLoginTimeoutMs);
+  return gate;
+}
+
+}  // namespace
+
+GateProcess::GateProcess(GateProcessOptions options, const world::Pack& pack,
+                         account::AccountDesk& desk, directory::Directory& directory,
+                         boost::asio::io_context& io, BlockingRunner blocking, const Clock& clock,
+                         Logger& log, Metrics& metrics, std::function<std::string()> health_extra)
+    : options_(std::move(options)),
+      link_(LinkOptions(options_, pack), directory, io, blocking, clock, log, metrics),
+      gate_(SessionOptions(options_, pack), io, blocking, desk, link_, nullptr, clock, log,
+            metrics),
+      front_(
+          io, options_.front, gate_.TerminalFactory(),
+          [this, rooms = pack.RoomCount()] {
+            return std::vector<std::pair<std::string, std::string>>{
+                {"NAME", "TelosMUD"},
+                {"PLAYERS", std::to_string(link_.online_count())},
+                {"CODEBASE", std::string("TelosMUD ") + kVersion},
+                {"ROOMS", std::to_string(rooms)},
+                {"ANSI", "1"},
+                {"GMCP", "1"},
+                {"MCCP", "1"},
+                {"UTF-8", "1"}};
+          },
+          clock, log, metrics) {
+  net::AddAdminRoutes(front_.http(), metrics, [this, health_extra] {
+    std::string members = "\"role\":\"" + options_.role + "\",\"version\":\"" +
+                          std::string(kVersion) + "\",\"gate\":\"" + options_.gate_id +
+                          "\",\"sessions\":" + std::to_string(gate_.sessions()) +
+                          ",\"shards\":" + std::to_string(link_.ConnectedShards().size());
+    if (health_extra) members += "," + health_extra();
+    if (options_.role == "gate") members += ",\"players\":" + std::to_string(link_.online_count());
+    return net::HealthReport{true, members};
+  });
+  std::vector<std::string> all_zones;
+  for (const auto& zone : pack.zones) all_zones.push_back(zone.id);
+  front_.http().Handle("/api/cluster", [this, &directory, all_zones](const net::HttpRequest&) {
+    auto view = directory::ReadClusterView(directory, all_zones, options_.role, options_.gate_id);
+    if (!view.ok()) return net::HttpResponse::Json(503, "{\"error\":\"directory unavailable\"}");
+    return net::HttpResponse::Json(200, directory::ClusterViewJson(*view));
+  });
+  front_.http().Handle("/api/who", [this](const net::HttpRequest&) {
+    return net::HttpResponse::Json(200, WhoJson(link_.Who()));
+  });
+}
+
+void GateProcess::Stop(const std::string& message) {
+  if (stopped_) return;
+  stopped_ = true;
+  // The characters stay in the world (link-dead on their shards) until their owners reconnect
+  // through any gate or the link-dead grace ends.
+  gate_.BeginShutdown(message);
+  link_.Stop();
+  front_.Stop();
+}
+
+}  // namespace telos::app

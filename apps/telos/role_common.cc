@@ -1,0 +1,192 @@
+#include "role_common.h"
+
+#include <boost/asio/post.hpp>
+#include <csignal>
+#include <cstdio>
+
+#include "telos/base/limits.h"
+#include "web_files.h"
+
+namespace telos::app {
+namespace {
+
+net::TelnetServerOptions TelnetOptions(const FrontDoorSettings& s, FrontDoor::Mssp mssp) {
+  net::TelnetServerOptions options;
+  options.bind_address = s.bind_address;
+  options.port = s.telnet_port;
+  options.idle_timeout_ms = OrDefault(s.idle_timeout_ms, limits::kSessionIdleTimeoutMs);
+  options.connections_per_address_max = static_cast<size_t>(OrDefault<int64_t>(
+      s.connections_per_address, static_cast<int64_t>(limits::kTelnetConnectionsPerAddressMax)));
+  options.input_lines_per_second =
+      OrDefault(s.input_lines_per_second, limits::kInputLinesPerSecond);
+  options.mssp = std::move(mssp);
+  return options;
+}
+
+net::HttpServerOptions HttpOptions(const FrontDoorSettings& s) {
+  net::HttpServerOptions options;
+  options.bind_address = s.bind_address;
+  options.port = s.http_port;
+  options.connections_per_address_max = static_cast<size_t>(OrDefault<int64_t>(
+      s.connections_per_address, static_cast<int64_t>(limits::kTelnetConnectionsPerAddressMax)));
+  return options;
+}
+
+}  // namespace
+
+std::shared_ptr<const world::Pack> LoadPackOrReport(const std::string& dir, const char* program) {
+  std::vector<world::Problem> problems;
+  auto pack = world::LoadPack(dir, &problems);
+  if (pack.ok()) return std::make_shared<const world::Pack>(std::move(*pack));
+  std::fprintf(stderr, "%s: content pack %s is invalid:\n", program, dir.c_str());
+  for (const auto& p : problems) std::fprintf(stderr, "  %s\n", p.ToString().c_str());
+  if (problems.empty()) std::fprintf(stderr, "  %s\n", pack.status().message().c_str());
+  return nullptr;
+}
+
+RoleThreads::RoleThreads(int64_t blocking_threads)
+    : work_(boost::asio::make_work_guard(io_)),
+      pool_(static_cast<size_t>(blocking_threads)),
+      blocking_([this](std::function<void()> task) { boost::asio::post(pool_, std::move(task)); }) {
+}
+
+RoleThreads::~RoleThreads() {
+  Join();
+}
+
+void RoleThreads::Run(int64_t io_threads) {
+  for (int64_t i = 0; i < io_threads; ++i) threads_.emplace_back([this] { io_.run(); });
+}
+
+void RoleThreads::Join() {
+  if (joined_) return;
+  joined_ = true;
+  work_.reset();
+  io_.stop();
+  for (auto& t : threads_) t.join();
+  pool_.join();
+}
+
+AccountStack::AccountStack(store::AccountStore& accounts, store::CharacterStore& characters,
+                           int64_t password_passes, int64_t password_memory_kib, const Clock& clock,
+                           Logger& log, Metrics& metrics)
+    : hasher(account::PasswordCost{static_cast<uint64_t>(password_passes),
+                                   static_cast<size_t>(password_memory_kib) * 1024}),
+      throttle(clock, limits::kLoginFailuresPerAddressMax,
+               std::chrono::milliseconds(limits::kLoginFailureWindowMs)),
+      service(accounts, characters, hasher, throttle, clock, log, metrics) {
+  const account::PasswordCost minimum{};
+  if (static_cast<size_t>(password_memory_kib) * 1024 < minimum.memory_bytes ||
+      static_cast<uint64_t>(password_passes) < minimum.passes) {
+    log.Warn(
+        "password hashing is below OWASP's argon2id minimum (TELOS_PASSWORD_*): "
+        "insecure, for load tests only");
+  }
+}
+
+Result<directory::RedisOptions> RedisOptionsFromConfig(const Config& config) {
+  auto url = config.RequiredString("TELOS_REDIS");
+  if (!url.ok()) return url.status();
+  auto options = directory::RedisOptionsFromUrl(*url);
+  if (!options.ok()) return Status::InvalidArgument("TELOS_REDIS: " + options.status().message());
+  auto ns = config.String("TELOS_REDIS_NAMESPACE", options->key_namespace);
+  if (!ns.ok()) return ns.status();
+  if (ns->empty() || ns->find_first_of("{}") != std::string::npos) {
+    return Status::InvalidArgument("TELOS_REDIS_NAMESPACE: must be non-empty without '{' or '}'");
+  }
+  options->key_namespace = *ns;
+  return options;
+}
+
+Result<store::PostgresStoreOptions> PostgresOptionsFromConfig(const Config& config) {
+  auto url = config.RequiredString("TELOS_DATABASE_URL");
+  if (!url.ok()) return url.status();
+  auto schema = config.String("TELOS_DATABASE_SCHEMA", "");
+  if (!schema.ok()) return schema.status();
+  store::PostgresStoreOptions options;
+  options.conninfo = *url;
+  options.schema = *schema;
+  return options;
+}
+
+Result<FrontDoorSettings> ReadFrontDoorSettings(const Config& config) {
+  FrontDoorSettings s;
+  TELOS_READ_SETTING(s.bind_address, config.String("TELOS_BIND", s.bind_address));
+  TELOS_READ_SETTING(s.telnet_port, config.Port("TELOS_TELNET_PORT", s.telnet_port));
+  TELOS_READ_SETTING(s.http_port, config.Port("TELOS_HTTP_PORT", s.http_port));
+  TELOS_READ_SETTING(s.web_dir, config.String("TELOS_WEB_DIR", s.web_dir));
+  TELOS_READ_SETTING(s.idle_timeout_ms,
+                     config.Int("TELOS_IDLE_TIMEOUT_MS", 0, 0, 24 * 3600 * 1000));
+  TELOS_READ_SETTING(s.connections_per_address,
+                     config.Int("TELOS_CONNECTIONS_PER_ADDRESS_MAX", 0, 0, 1'000'000));
+  auto lines_per_second = config.Int("TELOS_INPUT_LINES_PER_SECOND", 0, 0, 10'000);
+  if (!lines_per_second.ok()) return lines_per_second.status();
+  s.input_lines_per_second = static_cast<double>(*lines_per_second);
+  if (s.bind_address.empty()) return Status::InvalidArgument("TELOS_BIND: must not be empty");
+  return s;
+}
+
+FrontDoor::FrontDoor(boost::asio::io_context& io, const FrontDoorSettings& settings,
+                     net::TerminalHandlerFactory terminals, Mssp mssp, const Clock& clock,
+                     Logger& log, Metrics& metrics)
+    : telnet_(io, TelnetOptions(settings, std::move(mssp)), terminals, clock, log, metrics),
+      http_(io, HttpOptions(settings), log) {
+  net::WebSocketOptions ws_options;
+  ws_options.idle_timeout_ms = OrDefault(settings.idle_timeout_ms, limits::kSessionIdleTimeoutMs);
+  ws_options.input_lines_per_second =
+      OrDefault(settings.input_lines_per_second, limits::kInputLinesPerSecond);
+  http_.HandleWebSocket("/ws", terminals, clock, ws_options);
+  if (auto files = ServeWebFiles(http_, settings.web_dir); files.ok()) {
+    log.Info("web client", {{"dir", settings.web_dir}, {"files", static_cast<int64_t>(*files)}});
+  } else {
+    log.Warn("web client not served", {{"error", files.status().ToString()}});
+  }
+}
+
+Status FrontDoor::Start() {
+  auto telnet_port = telnet_.Start();
+  if (!telnet_port.ok()) return telnet_port.status();
+  auto http_port = http_.Start();
+  if (!http_port.ok()) {
+    telnet_.Stop();
+    return http_port.status();
+  }
+  telnet_port_ = *telnet_port;
+  http_port_ = *http_port;
+  return Status::Ok();
+}
+
+void FrontDoor::Stop() {
+  telnet_.Stop();
+  http_.Stop();
+}
+
+std::string WhoJson(const std::vector<world::WhoEntry>& who) {
+  std::string out = "{\"count\":" + std::to_string(who.size()) + ",\"players\":[";
+  for (size_t i = 0; i < who.size(); ++i) {
+    if (i != 0) out += ',';
+    out += "{\"name\":\"";
+    AppendJsonEscaped(out, who[i].name);
+    out += "\",\"level\":" + std::to_string(who[i].level) + ",\"zone\":\"";
+    AppendJsonEscaped(out, who[i].zone);
+    out += "\"}";
+  }
+  return out + "]}";
+}
+
+StopSignal::StopSignal(boost::asio::io_context& io, Logger& log) : signals_(io, SIGINT, SIGTERM) {
+  signals_.async_wait([this, &log](const boost::system::error_code& error, int signal_number) {
+    if (error) return;
+    log.Info("signal received: shutting down", {{"signal", signal_number}});
+    std::lock_guard lock(mu_);
+    stop_ = true;
+    cv_.notify_all();
+  });
+}
+
+void StopSignal::Wait() {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return stop_; });
+}
+
+}  // namespace telos::app

@@ -1,0 +1,139 @@
+// Wiring shared by the roles: the fleet backends from TELOS_* variables, the player-facing
+// listeners (telnet + HTTP/WebSocket + web client) a serve or gate process runs, and waiting
+// for SIGINT/SIGTERM.
+#pragma once
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "telos/account/account_service.h"
+#include "telos/base/blocking.h"
+#include "telos/base/clock.h"
+#include "telos/base/config.h"
+#include "telos/base/log.h"
+#include "telos/base/metrics.h"
+#include "telos/directory/redis_directory.h"
+#include "telos/net/http_server.h"
+#include "telos/net/telnet_server.h"
+#include "telos/store/postgres_store.h"
+#include "telos/world/content.h"
+#include "telos/world/zone.h"
+
+// Reads one setting with a Config accessor into `target`; on an error returns its status from
+// the enclosing function (which returns a Status or a Result).
+#define TELOS_READ_SETTING(target, expr)    \
+  do {                                      \
+    auto value = (expr);                    \
+    if (!value.ok()) return value.status(); \
+    target = *value;                        \
+  } while (false)
+
+namespace telos::app {
+
+// A setting left at 0 (its variable unset) takes its built-in default.
+template <typename T>
+T OrDefault(T value, T fallback) {
+  return value != T{} ? value : fallback;
+}
+
+// The content pack at `dir`; when it is invalid, every problem is printed to stderr after
+// "<program>: content pack <dir> is invalid:" and the result is null.
+std::shared_ptr<const world::Pack> LoadPackOrReport(const std::string& dir, const char* program);
+
+// A role's threads: one event loop (sockets, zones, timers) run by Run(n) threads, and a pool
+// for blocking work. Join() ends both; the destructor joins too.
+class RoleThreads {
+ public:
+  explicit RoleThreads(int64_t blocking_threads);
+  ~RoleThreads();
+  boost::asio::io_context& io() { return io_; }
+  const BlockingRunner& blocking() const { return blocking_; }
+  void Run(int64_t io_threads);
+  // Lets the loop run out of work, stops it, joins its threads, then the pool's.
+  void Join();
+
+ private:
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  boost::asio::thread_pool pool_;
+  BlockingRunner blocking_;
+  std::vector<std::thread> threads_;
+  bool joined_ = false;
+};
+
+// Password hashing, the login throttle and the AccountService over a role's stores. Warns once
+// when the argon2id cost is below OWASP's minimum (load tests only).
+struct AccountStack {
+  AccountStack(store::AccountStore& accounts, store::CharacterStore& characters,
+               int64_t password_passes, int64_t password_memory_kib, const Clock& clock,
+               Logger& log, Metrics& metrics);
+  account::PasswordHasher hasher;
+  account::AddressThrottle throttle;
+  account::AccountService service;
+};
+
+// TELOS_REDIS (redis://host:port, required) and TELOS_REDIS_NAMESPACE (key prefix, "telos").
+Result<directory::RedisOptions> RedisOptionsFromConfig(const Config& config);
+// TELOS_DATABASE_URL (required) and TELOS_DATABASE_SCHEMA (empty: the server's default).
+Result<store::PostgresStoreOptions> PostgresOptionsFromConfig(const Config& config);
+
+// What the player-facing listeners need (serve and gate read the same variables).
+struct FrontDoorSettings {
+  std::string bind_address = "0.0.0.0";
+  uint16_t telnet_port = 4000;
+  uint16_t http_port = 8080;
+  std::string web_dir = "web";
+  int64_t idle_timeout_ms = 0;          // 0: the default from limits.h
+  int64_t connections_per_address = 0;  // 0: the default from limits.h
+  double input_lines_per_second = 0;    // 0: the default from limits.h
+};
+Result<FrontDoorSettings> ReadFrontDoorSettings(const Config& config);
+
+// Telnet on telnet_port, HTTP (admin routes, /ws, the web client) on http_port.
+class FrontDoor {
+ public:
+  using Mssp = std::function<std::vector<std::pair<std::string, std::string>>()>;
+  FrontDoor(boost::asio::io_context& io, const FrontDoorSettings& settings,
+            net::TerminalHandlerFactory terminals, Mssp mssp, const Clock& clock, Logger& log,
+            Metrics& metrics);
+  net::HttpServer& http() { return http_; }
+  // Binds both listeners; on failure nothing listens. REQUIRES: routes added to http() first.
+  Status Start();
+  void Stop();
+  uint16_t telnet_port() const { return telnet_port_; }
+  uint16_t http_port() const { return http_port_; }
+
+ private:
+  net::TelnetServer telnet_;
+  net::HttpServer http_;
+  uint16_t telnet_port_ = 0;
+  uint16_t http_port_ = 0;
+};
+
+// {"count":n,"players":[{"name","level","zone"}]} for /api/who.
+std::string WhoJson(const std::vector<world::WhoEntry>& who);
+
+// Waits for SIGINT or SIGTERM delivered through `io`. Construct before the io threads run.
+class StopSignal {
+ public:
+  StopSignal(boost::asio::io_context& io, Logger& log);
+  void Wait();
+
+ private:
+  boost::asio::signal_set signals_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+};
+
+}  // namespace telos::app

@@ -1,0 +1,169 @@
+// `telos serve` joining a fleet: when TELOS_REDIS is set, the one process runs a world shard
+// (claiming zones from the pool like any `telos world`), a gate routing its players to whichever
+// shard owns their zone, and the account screens in-process on PostgreSQL
+// (TELOS_DATABASE_URL). Its keys come from TELOS_SIGNING_KEY_FILE / TELOS_HANDOFF_KEY_FILE — the
+// fleet's, to share players with other processes — or, when unset, are generated once and kept
+// under TELOS_DATA_DIR/keys.
+#include <unistd.h>
+
+#include <boost/asio.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "gate_process.h"
+#include "role_common.h"
+#include "serve.h"
+#include "telos/account/account_desk.h"
+#include "telos/account/account_service.h"
+#include "telos/base/limits.h"
+#include "telos/shard/store_ports.h"
+#include "version.h"
+#include "world_process.h"
+
+namespace telos::app {
+namespace {
+
+namespace asio = boost::asio;
+constexpr const char* kRole = "telos serve";
+constexpr int64_t kAssertionTtlMs = 12 * 3600 * 1000;
+constexpr const char* kShutdownMessage =
+    "\nThe world is pausing for maintenance. Your progress is saved; please come back soon.";
+
+// The key at `path`, or (path empty) the one kept as <data_dir>/keys/<name>.key, made once.
+Result<auth::SigningKey> KeyFileOrKept(const std::string& path, const std::string& data_dir,
+                                       const std::string& name, Logger& log) {
+  if (!path.empty()) return auth::SigningKey::LoadFile(path);
+  const std::string dir = (std::filesystem::path(data_dir) / "keys").string();
+  const std::string kept = dir + "/" + name + ".key";
+  if (std::filesystem::exists(kept)) return auth::SigningKey::LoadFile(kept);
+  auth::SigningKey fresh = auth::SigningKey::Generate();
+  if (Status s = fresh.WriteFiles(dir, name); !s.ok()) return s;
+  log.Info("key generated", {{"file", kept}, {"public_key", fresh.verify_key().Hex()}});
+  return fresh;
+}
+
+std::string HostName() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) return "host";
+  return host;
+}
+
+}  // namespace
+
+int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger& log) {
+  SystemClock clock;
+  Metrics metrics;
+  WorldRoleSettings world_settings;
+  {
+    auto id = config.String("TELOS_SHARD_ID", "serve-" + HostName());
+    auto listen = config.String("TELOS_WORLD_LISTEN", world_settings.listen_address);
+    auto advertise = config.String("TELOS_ADVERTISE", "");
+    auto ttl = config.Int("TELOS_LEASE_TTL_MS", world_settings.lease_ttl_ms, 600, 600'000);
+    for (const Status& s : {id.status(), listen.status(), advertise.status(), ttl.status()}) {
+      if (!s.ok()) {
+        std::fprintf(stderr, "%s: %s\n", kRole, s.message().c_str());
+        return kExitConfigError;
+      }
+    }
+    world_settings.shard_id = *id;
+    world_settings.listen_address = *listen;
+    world_settings.advertise = advertise->empty() ? *listen : *advertise;
+    world_settings.lease_ttl_ms = *ttl;
+  }
+  world_settings.content_dir = settings.content_dir;
+  world_settings.link_dead_ms = settings.link_dead_ms;
+  world_settings.save_interval_ms = settings.save_interval_ms;
+  world_settings.seed = settings.seed;
+  auto pool = config.String("TELOS_ZONE_POOL", "");
+  auto signing_path = config.String("TELOS_SIGNING_KEY_FILE", "");
+  auto handoff_path = config.String("TELOS_HANDOFF_KEY_FILE", "");
+  auto redis = RedisOptionsFromConfig(config);
+  auto pg = PostgresOptionsFromConfig(config);
+  for (const Status& s :
+       {pool.status(), signing_path.status(), handoff_path.status(), redis.status(), pg.status()}) {
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s: %s\n", kRole, s.message().c_str());
+      return kExitConfigError;
+    }
+  }
+  for (size_t start = 0; start < pool->size();) {
+    size_t end = pool->find(',', start);
+    if (end == std::string::npos) end = pool->size();
+    if (end > start) world_settings.zone_pool.push_back(pool->substr(start, end - start));
+    start = end + 1;
+  }
+  log.Info("joining a fleet",
+           {{"shard", world_settings.shard_id}, {"listen", world_settings.listen_address}});
+
+  auto shared_pack = LoadPackOrReport(settings.content_dir, kRole);
+  if (!shared_pack) return kExitConfigError;
+  if (auto resolved = ResolveZonePool(world_settings, *shared_pack); !resolved.ok()) {
+    std::fprintf(stderr, "%s: %s\n", kRole, resolved.status().message().c_str());
+    return kExitConfigError;
+  }
+  auto signing_key = KeyFileOrKept(*signing_path, settings.data_dir, "assertion", log);
+  auto handoff_key = KeyFileOrKept(*handoff_path, settings.data_dir, "handoff", log);
+  if (!signing_key.ok() || !handoff_key.ok()) {
+    const Status& s = signing_key.ok() ? handoff_key.status() : signing_key.status();
+    std::fprintf(stderr, "%s: keys: %s\n", kRole, s.message().c_str());
+    return kExitConfigError;
+  }
+
+  pg->application_name = "telos-serve";
+  auto opened = store::PostgresStore::Open(*pg, clock);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "%s: cannot open PostgreSQL at TELOS_DATABASE_URL: %s\n", kRole,
+                 opened.status().ToString().c_str());
+    return 1;
+  }
+  std::unique_ptr<store::PostgresStore> db = std::move(*opened);
+  directory::RedisDirectory directory(*redis, clock);
+
+  RoleThreads threads(settings.blocking_threads);
+  asio::io_context& io = threads.io();
+  const BlockingRunner blocking = threads.blocking();
+  threads.Run(settings.io_threads);
+
+  AccountStack accounts(db->accounts(), db->characters(), settings.password_passes,
+                        settings.password_memory_kib, clock, log, metrics);
+  account::LocalAccountDesk local_desk(accounts.service, account::ClaimMode::kVerifyOnly);
+  account::AssertingAccountDesk desk(local_desk, *signing_key, kAssertionTtlMs, clock);
+  shard::AccountPasswords passwords(local_desk, blocking);
+
+  WorldProcess world(world_settings, shared_pack, *db, directory, signing_key->verify_key(),
+                     *handoff_key, &passwords, io, blocking, clock, log, metrics);
+  GateProcessOptions gate_options;
+  gate_options.front = settings.front;
+  gate_options.gate_id = world_settings.shard_id;
+  gate_options.role = "serve";
+  gate_options.link_dead_ms = settings.link_dead_ms;
+  gate_options.login_timeout_ms = settings.login_timeout_ms;
+  GateProcess gate(gate_options, *shared_pack, desk, directory, io, blocking, clock, log, metrics,
+                   [&world] { return "\"mode\":\"fleet\"," + world.HealthMembers(); });
+
+  Status started = world.Start();
+  if (started.ok()) started = gate.Start();
+  if (!started.ok()) {
+    std::fprintf(stderr, "%s: %s\n", kRole, started.message().c_str());
+    gate.Stop("");
+    world.Stop();
+    threads.Join();
+    return started.code() == StatusCode::kAlreadyExists ? kExitConfigError : 1;
+  }
+
+  StopSignal stop(io, log);
+  log.Info("ready", {{"telnet_port", static_cast<int64_t>(gate.telnet_port())},
+                     {"http_port", static_cast<int64_t>(gate.http_port())},
+                     {"grpc_port", static_cast<int64_t>(world.grpc_port())},
+                     {"shard", world_settings.shard_id}});
+  stop.Wait();
+
+  gate.Stop(kShutdownMessage);
+  world.Stop();
+  threads.Join();
+  log.Info("stopped");
+  return 0;
+}
+
+}  // namespace telos::app

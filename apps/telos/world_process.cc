@@ -1,0 +1,213 @@
+#include "world_process.h"
+
+#include <random>
+
+#include "role_common.h"
+#include "telos/base/limits.h"
+#include "telos/directory/cluster_view.h"
+#include "telos/rpc/channels.h"
+#include "telos/world/asio_executor.h"
+#include "version.h"
+
+namespace telos::app {
+namespace {
+
+constexpr std::chrono::milliseconds kStopTimeout{15000};
+
+}  // namespace
+
+// Hosts what the lease keeper wins; a lost lease stops the zone at once and sends its players
+// back to their gates to be routed to the next owner.
+class WorldProcess::Hosting final : public shard::ZoneHosting {
+ public:
+  Hosting(world::WorldHost& host, shard::WorldShard& shard, Logger& log)
+      : host_(host), shard_(shard), log_(log) {}
+  Status StartZone(const std::string& zone, uint64_t) override { return host_.StartZone(zone); }
+  void StopZone(const std::string& zone, const std::string& why) override {
+    const Status s = host_.StopZone(zone, [this, zone](std::vector<world::PlayerTransfer> players) {
+      log_.Warn("zone stopped",
+                {{"zone", zone}, {"players", static_cast<int64_t>(players.size())}});
+      shard_.Evacuate(std::move(players));
+    });
+    if (!s.ok()) log_.Warn("zone stop failed", {{"zone", zone}, {"why", why}});
+  }
+
+ private:
+  world::WorldHost& host_;
+  shard::WorldShard& shard_;
+  Logger& log_;
+};
+
+// Without an account service, in-game password changes are refused.
+class WorldProcess::NoPasswords final : public world::PasswordPort {
+ public:
+  void Change(std::string, std::string, std::string, std::function<void(Status)> done) override {
+    done(Status::Unavailable("password changes are not available here"));
+  }
+};
+
+Result<std::vector<std::string>> ResolveZonePool(const WorldRoleSettings& settings,
+                                                 const world::Pack& pack) {
+  const std::string& lobby = pack.start_room.zone;
+  std::vector<std::string> pool = settings.zone_pool;
+  if (pool.empty()) {
+    for (const auto& zone : pack.zones) {
+      if (zone.id != lobby) pool.push_back(zone.id);
+    }
+  }
+  for (const auto& zone : pool) {
+    if (pack.FindZone(zone) == nullptr || zone == lobby) {
+      return Status::InvalidArgument("TELOS_ZONE_POOL: '" + zone +
+                                     "' is not a leasable zone of pack " + pack.name);
+    }
+  }
+  return pool;
+}
+
+namespace {
+
+world::ZoneDeps MakeDeps(const Clock& clock, Logger& log, Metrics& metrics,
+                         world::CharacterPersistence& persistence, world::MailPort& mail,
+                         world::PasswordPort& passwords, int64_t save_interval_ms) {
+  world::ZoneDeps deps;
+  deps.clock = &clock;
+  deps.logger = &log;
+  deps.metrics = &metrics;
+  deps.persistence = &persistence;
+  deps.mail = &mail;
+  deps.passwords = &passwords;
+  deps.save_interval_ms = OrDefault(save_interval_ms, limits::kCharacterSaveIntervalMs);
+  return deps;
+}
+
+shard::WorldShardOptions ShardOptions(const WorldRoleSettings& settings, const world::Pack& pack) {
+  shard::WorldShardOptions options;
+  options.shard_id = settings.shard_id;
+  options.endpoint = settings.advertise;
+  options.lobby_zone = pack.start_room.zone;
+  options.link_dead_ms = OrDefault(settings.link_dead_ms, limits::kLinkDeadMs);
+  return options;
+}
+
+shard::ZoneLeaseKeeperOptions KeeperOptions(const WorldRoleSettings& settings,
+                                            std::vector<std::string> pool) {
+  shard::ZoneLeaseKeeperOptions options;
+  options.shard_id = settings.shard_id;
+  options.endpoint = settings.advertise;
+  options.pool = std::move(pool);
+  options.lease_ttl_ms = settings.lease_ttl_ms;
+  options.shard_ttl_ms = settings.lease_ttl_ms;
+  return options;
+}
+
+uint64_t SeedOf(const WorldRoleSettings& settings) {
+  return settings.seed != 0 ? static_cast<uint64_t>(settings.seed) : std::random_device{}();
+}
+
+}  // namespace
+
+WorldProcess::WorldProcess(const WorldRoleSettings& settings,
+                           std::shared_ptr<const world::Pack> pack, store::PostgresStore& db,
+                           directory::Directory& directory, const auth::VerifyKey& assertion_key,
+                           const auth::SigningKey& handoff_key, world::PasswordPort* passwords,
+                           boost::asio::io_context& io, BlockingRunner blocking, const Clock& clock,
+                           Logger& log, Metrics& metrics)
+    : settings_(settings),
+      pack_(std::move(pack)),
+      directory_(directory),
+      log_(log),
+      pool_(ResolveZonePool(settings, *pack_).value_or(std::vector<std::string>{})),
+      no_passwords_(std::make_unique<NoPasswords>()),
+      persistence_(db.characters(), metrics, log),
+      mail_(db.mail(), blocking),
+      host_(
+          pack_,
+          MakeDeps(clock, log, metrics, persistence_, mail_,
+                   passwords != nullptr ? *passwords : *no_passwords_, settings.save_interval_ms),
+          [&io](const std::string&) { return world::MakeStrandExecutor(io); }, SeedOf(settings)),
+      shard_(ShardOptions(settings, *pack_), host_, directory, db.characters(), persistence_,
+             assertion_key, handoff_key, io, blocking, clock, log, metrics),
+      hosting_(std::make_unique<Hosting>(host_, shard_, log)),
+      keeper_(KeeperOptions(settings, pool_), directory, *hosting_, clock, log, metrics) {
+  host_.SetFleetHooks(&shard_);
+  keeper_.SetOccupancySource([this] {
+    std::map<std::string, int64_t> counts;
+    for (const auto& entry : host_.Who()) ++counts[entry.zone];
+    std::vector<directory::ZoneCount> zones;
+    for (const auto& [zone, players] : counts) zones.push_back({zone, players});
+    return zones;
+  });
+}
+
+WorldProcess::~WorldProcess() {
+  Stop();
+}
+
+Status WorldProcess::Start() {
+  persistence_.Start();
+  started_ = true;
+  if (Status s = host_.StartZone(pack_->start_room.zone); !s.ok()) return s;
+
+  grpc::ServerBuilder builder;
+  rpc::ConfigureServer(builder);
+  int bound_port = 0;
+  builder.AddListeningPort(settings_.listen_address, grpc::InsecureServerCredentials(),
+                           &bound_port);
+  builder.RegisterService(&shard_);
+  server_ = builder.BuildAndStart();
+  if (!server_ || bound_port == 0) {
+    return Status::Unavailable("cannot listen on TELOS_WORLD_LISTEN=" + settings_.listen_address);
+  }
+  grpc_port_ = static_cast<uint16_t>(bound_port);
+
+  if (Status s = keeper_.Register(); !s.ok()) {
+    log_.Error("refusing to start: shard registration failed", {{"error", s.ToString()}});
+    return s;
+  }
+  shard_.Start();
+  keeper_.Start();
+  return Status::Ok();
+}
+
+void WorldProcess::Stop() {
+  if (stopped_ || !started_) return;
+  stopped_ = true;
+  shard_.Stop();
+  keeper_.Stop(false);
+  const size_t zones_left = host_.StopAllZones(
+      kStopTimeout,
+      [this](std::vector<world::PlayerTransfer> frozen) { shard_.Evacuate(std::move(frozen)); });
+  if (zones_left != 0) {
+    log_.Error("zones did not stop in time; their players may not be saved",
+               {{"zones_left", static_cast<int64_t>(zones_left)}});
+  }
+  if (Status flushed = persistence_.FlushAll(kStopTimeout); !flushed.ok()) {
+    log_.Error("saves not flushed at stop", {{"error", flushed.ToString()}});
+  }
+  keeper_.Stop(true);  // only now may a peer claim the zones
+  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  persistence_.Stop();
+}
+
+void WorldProcess::AddRoutes(net::HttpServer& http) {
+  std::vector<std::string> all_zones;
+  for (const auto& zone : pack_->zones) all_zones.push_back(zone.id);
+  http.Handle("/api/cluster", [this, all_zones](const net::HttpRequest&) {
+    auto view = directory::ReadClusterView(directory_, all_zones, "world", settings_.shard_id);
+    if (!view.ok()) return net::HttpResponse::Json(503, "{\"error\":\"directory unavailable\"}");
+    return net::HttpResponse::Json(200, directory::ClusterViewJson(*view));
+  });
+  http.Handle("/api/who", [this](const net::HttpRequest&) {
+    return net::HttpResponse::Json(200, WhoJson(host_.Who()));
+  });
+}
+
+std::string WorldProcess::HealthMembers() const {
+  return "\"shard\":\"" + settings_.shard_id +
+         "\",\"players\":" + std::to_string(host_.online_count()) +
+         ",\"zones\":" + std::to_string(host_.RunningZones().size()) +
+         ",\"standby\":" + (keeper_.standby() ? "true" : "false") +
+         ",\"gates\":" + std::to_string(shard_.streams());
+}
+
+}  // namespace telos::app

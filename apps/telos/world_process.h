@@ -1,0 +1,83 @@
+// The parts of a world shard, wired together: the world host, persistence on PostgreSQL, the
+// WorldShard gRPC service and the lease keeper. `telos world` runs one; `telos serve` runs one
+// beside its gate when it joins a fleet.
+//
+// Lifecycle: construct (nothing listens), Start() (lobby, gRPC listener, shard registration —
+// a duplicate live id is refused — then leases), ..., Stop() (no new arrivals; every zone
+// stops and its players are saved and sent back to their gates; writes land; the leases are
+// given up last so a peer can claim them at once).
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "telos/auth/keys.h"
+#include "telos/base/blocking.h"
+#include "telos/base/clock.h"
+#include "telos/base/log.h"
+#include "telos/base/metrics.h"
+#include "telos/directory/directory.h"
+#include "telos/net/http_server.h"
+#include "telos/shard/store_ports.h"
+#include "telos/shard/world_shard.h"
+#include "telos/shard/zone_lease_keeper.h"
+#include "telos/store/postgres_store.h"
+#include "telos/world/world_host.h"
+#include "world_role.h"
+
+namespace telos::app {
+
+class WorldProcess {
+ public:
+  // `passwords` may be null (in-game password changes refused). Every reference must outlive
+  // this object.
+  WorldProcess(const WorldRoleSettings& settings, std::shared_ptr<const world::Pack> pack,
+               store::PostgresStore& db, directory::Directory& directory,
+               const auth::VerifyKey& assertion_key, const auth::SigningKey& handoff_key,
+               world::PasswordPort* passwords, boost::asio::io_context& io, BlockingRunner blocking,
+               const Clock& clock, Logger& log, Metrics& metrics);
+  ~WorldProcess();
+
+  // AlreadyExists: the shard id is live elsewhere; Unavailable: cannot listen or reach Redis.
+  Status Start();
+  void Stop();
+
+  // /api/cluster and /api/who. REQUIRES: before the server starts.
+  void AddRoutes(net::HttpServer& http);
+  // `"key":value` members for /api/health.
+  std::string HealthMembers() const;
+  uint16_t grpc_port() const { return grpc_port_; }
+  size_t online_count() const { return host_.online_count(); }
+
+ private:
+  class Hosting;
+  class NoPasswords;
+
+  const WorldRoleSettings settings_;
+  std::shared_ptr<const world::Pack> pack_;
+  directory::Directory& directory_;
+  Logger& log_;
+  std::vector<std::string> pool_;
+  std::unique_ptr<world::PasswordPort> no_passwords_;
+  shard::StorePersistence persistence_;
+  shard::StoreMail mail_;
+  world::WorldHost host_;
+  shard::WorldShard shard_;
+  std::unique_ptr<Hosting> hosting_;
+  shard::ZoneLeaseKeeper keeper_;
+  std::unique_ptr<grpc::Server> server_;
+  uint16_t grpc_port_ = 0;
+  bool started_ = false;
+  bool stopped_ = false;
+};
+
+// The pool a world claims: TELOS_ZONE_POOL, or every zone but the lobby. InvalidArgument
+// names a zone that is not leasable.
+Result<std::vector<std::string>> ResolveZonePool(const WorldRoleSettings& settings,
+                                                 const world::Pack& pack);
+
+}  // namespace telos::app

@@ -1,0 +1,187 @@
+#include "world_role.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <boost/asio.hpp>
+#include <condition_variable>
+#include <cstdio>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "role_common.h"
+#include "telos/account/remote_account_desk.h"
+#include "telos/auth/keys.h"
+#include "telos/base/limits.h"
+#include "telos/directory/cluster_view.h"
+#include "telos/net/admin_routes.h"
+#include "telos/rpc/channels.h"
+#include "telos/shard/store_ports.h"
+#include "telos/shard/world_shard.h"
+#include "telos/shard/zone_lease_keeper.h"
+#include "telos/world/asio_executor.h"
+#include "version.h"
+#include "world_process.h"
+
+namespace telos::app {
+namespace {
+
+namespace asio = boost::asio;
+constexpr const char* kRole = "telos world";
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto first = item.find_first_not_of(" \t");
+    const auto last = item.find_last_not_of(" \t");
+    if (first != std::string::npos) out.push_back(item.substr(first, last - first + 1));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config) {
+  WorldRoleSettings s;
+  std::string pool;
+  TELOS_READ_SETTING(s.shard_id, config.RequiredString("TELOS_SHARD_ID"));
+  TELOS_READ_SETTING(s.listen_address, config.String("TELOS_WORLD_LISTEN", s.listen_address));
+  TELOS_READ_SETTING(s.advertise, config.String("TELOS_ADVERTISE", ""));
+  TELOS_READ_SETTING(pool, config.String("TELOS_ZONE_POOL", ""));
+  TELOS_READ_SETTING(s.lease_ttl_ms,
+                     config.Int("TELOS_LEASE_TTL_MS", s.lease_ttl_ms, 600, 600'000));
+  TELOS_READ_SETTING(s.assertion_verify_key_file,
+                     config.String("TELOS_ASSERTION_VERIFY_KEY_FILE", ""));
+  TELOS_READ_SETTING(s.handoff_key_file, config.String("TELOS_HANDOFF_KEY_FILE", ""));
+  TELOS_READ_SETTING(s.account_target, config.String("TELOS_ACCOUNT", ""));
+  TELOS_READ_SETTING(s.caller_token, config.String("TELOS_CALLER_TOKEN", ""));
+  TELOS_READ_SETTING(s.bind_address, config.String("TELOS_BIND", s.bind_address));
+  TELOS_READ_SETTING(s.http_port, config.Port("TELOS_HTTP_PORT", s.http_port));
+  TELOS_READ_SETTING(s.content_dir, config.String("TELOS_CONTENT_DIR", s.content_dir));
+  TELOS_READ_SETTING(s.io_threads, config.Int("TELOS_IO_THREADS", s.io_threads, 1, 64));
+  TELOS_READ_SETTING(s.blocking_threads,
+                     config.Int("TELOS_BLOCKING_THREADS", s.blocking_threads, 1, 64));
+  TELOS_READ_SETTING(s.link_dead_ms, config.Int("TELOS_LINK_DEAD_MS", 0, 0, 24 * 3600 * 1000));
+  TELOS_READ_SETTING(s.save_interval_ms, config.Int("TELOS_SAVE_INTERVAL_MS", 0, 0, 3600 * 1000));
+  TELOS_READ_SETTING(s.seed, config.Int("TELOS_SEED", 0, 0, INT64_MAX));
+  s.zone_pool = SplitList(pool);
+  if (s.shard_id.size() > 64) return Status::InvalidArgument("TELOS_SHARD_ID: at most 64 bytes");
+  if (s.assertion_verify_key_file.empty()) {
+    return Status::InvalidArgument(
+        "TELOS_ASSERTION_VERIFY_KEY_FILE: required for telos world (the account service's "
+        "public key)");
+  }
+  if (s.handoff_key_file.empty()) {
+    return Status::InvalidArgument(
+        "TELOS_HANDOFF_KEY_FILE: required for telos world (the fleet's handoff signing key)");
+  }
+  if (s.advertise.empty()) {
+    if (s.listen_address.rfind("0.0.0.0:", 0) == 0 || s.listen_address.rfind("[::]:", 0) == 0) {
+      return Status::InvalidArgument(
+          "TELOS_ADVERTISE: required when TELOS_WORLD_LISTEN is a wildcard address");
+    }
+    s.advertise = s.listen_address;
+  }
+  if (auto r = RedisOptionsFromConfig(config); !r.ok()) return r.status();
+  if (auto p = PostgresOptionsFromConfig(config); !p.ok()) return p.status();
+  return s;
+}
+
+int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
+  auto level = LogLevelFromConfig(config);
+  if (!level.ok()) {
+    std::fprintf(stderr, "%s: %s\n", kRole, level.status().message().c_str());
+    return kExitConfigError;
+  }
+  Logger log("world", *level);
+  SystemClock clock;
+  Metrics metrics;
+  log.Info("starting", {{"version", kVersion},
+                        {"shard", settings.shard_id},
+                        {"listen", settings.listen_address},
+                        {"advertise", settings.advertise}});
+
+  // --- Content and keys: anything wrong here is a configuration error.
+  auto shared_pack = LoadPackOrReport(settings.content_dir, kRole);
+  if (!shared_pack) return kExitConfigError;
+  if (auto pool = ResolveZonePool(settings, *shared_pack); !pool.ok()) {
+    std::fprintf(stderr, "%s: %s\n", kRole, pool.status().message().c_str());
+    return kExitConfigError;
+  }
+  log.Info("content loaded", {{"pack", shared_pack->name}, {"hash", shared_pack->content_hash}});
+  auto verify_key = auth::VerifyKey::LoadFile(settings.assertion_verify_key_file);
+  if (!verify_key.ok()) {
+    std::fprintf(stderr, "%s: TELOS_ASSERTION_VERIFY_KEY_FILE: %s\n", kRole,
+                 verify_key.status().message().c_str());
+    return kExitConfigError;
+  }
+  auto handoff_key = auth::SigningKey::LoadFile(settings.handoff_key_file);
+  if (!handoff_key.ok()) {
+    std::fprintf(stderr, "%s: TELOS_HANDOFF_KEY_FILE: %s\n", kRole,
+                 handoff_key.status().message().c_str());
+    return kExitConfigError;
+  }
+
+  // --- Backends.
+  auto store_options = PostgresOptionsFromConfig(config);
+  store_options->application_name = "telos-world";
+  auto opened = store::PostgresStore::Open(*store_options, clock);
+  if (!opened.ok()) {
+    std::fprintf(stderr, "%s: cannot open PostgreSQL at TELOS_DATABASE_URL: %s\n", kRole,
+                 opened.status().ToString().c_str());
+    return opened.status().code() == StatusCode::kInvalidArgument ? kExitConfigError : 1;
+  }
+  std::unique_ptr<store::PostgresStore> db = std::move(*opened);
+  directory::RedisDirectory directory(*RedisOptionsFromConfig(config), clock);
+
+  RoleThreads threads(settings.blocking_threads);
+  asio::io_context& io = threads.io();
+  const BlockingRunner blocking = threads.blocking();
+  threads.Run(settings.io_threads);
+  std::unique_ptr<account::RemoteAccountDesk> account_desk;
+  std::unique_ptr<shard::AccountPasswords> passwords;
+  if (!settings.account_target.empty()) {
+    account_desk = std::make_unique<account::RemoteAccountDesk>(
+        account::RemoteAccountDeskOptions{settings.account_target, settings.caller_token});
+    passwords = std::make_unique<shard::AccountPasswords>(*account_desk, blocking);
+  }
+
+  WorldProcess world(settings, shared_pack, *db, directory, *verify_key, *handoff_key,
+                     passwords.get(), io, blocking, clock, log, metrics);
+  net::HttpServerOptions http_options;
+  http_options.bind_address = settings.bind_address;
+  http_options.port = settings.http_port;
+  net::HttpServer http(io, http_options, log);
+  net::AddAdminRoutes(http, metrics, [&world] {
+    return net::HealthReport{true, "\"role\":\"world\",\"version\":\"" + std::string(kVersion) +
+                                       "\"," + world.HealthMembers()};
+  });
+  world.AddRoutes(http);
+
+  Status started = world.Start();
+  auto http_port = started.ok() ? http.Start() : Result<uint16_t>(started);
+  if (!http_port.ok()) {
+    const Status& s = http_port.status();
+    std::fprintf(stderr, "%s: %s\n", kRole, s.message().c_str());
+    http.Stop();
+    world.Stop();
+    threads.Join();
+    return s.code() == StatusCode::kAlreadyExists ? kExitConfigError : 1;
+  }
+
+  StopSignal stop(io, log);
+  log.Info("ready", {{"shard", settings.shard_id},
+                     {"grpc_port", static_cast<int64_t>(world.grpc_port())},
+                     {"http_port", static_cast<int64_t>(*http_port)}});
+  stop.Wait();
+
+  world.Stop();
+  http.Stop();
+  threads.Join();
+  log.Info("stopped");
+  return 0;
+}
+
+}  // namespace telos::app

@@ -1,0 +1,38 @@
+// `telos world`: one world shard of a fleet. It registers in the Redis directory, claims free
+// zones from its pool (a standby when it wins none), hosts the lobby unleased, serves gates over
+// the gRPC Play stream and peers over Handoff, and keeps characters in PostgreSQL.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "telos/base/config.h"
+#include "telos/base/status.h"
+
+namespace telos::app {
+
+struct WorldRoleSettings {
+  std::string shard_id;
+  std::string listen_address = "127.0.0.1:7200";  // gRPC
+  std::string advertise;                          // empty: the listen address
+  std::vector<std::string> zone_pool;             // empty: every zone but the lobby
+  int64_t lease_ttl_ms = 15'000;
+  std::string assertion_verify_key_file;
+  std::string handoff_key_file;
+  std::string account_target;  // for in-game password changes; empty disables them
+  std::string caller_token;
+  std::string bind_address = "127.0.0.1";  // admin HTTP
+  uint16_t http_port = 8081;
+  std::string content_dir = "content";
+  int64_t io_threads = 2;
+  int64_t blocking_threads = 4;
+  int64_t link_dead_ms = 0;      // 0: the default from limits.h
+  int64_t save_interval_ms = 0;  // 0: the default from limits.h
+  int64_t seed = 0;
+};
+
+Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config);
+int RunWorldRole(const WorldRoleSettings& settings, const Config& config);
+
+}  // namespace telos::app

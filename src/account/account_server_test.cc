@@ -1,0 +1,387 @@
+// AccountServer and RemoteAccountDesk end to end (label `integration`): a real PostgreSQL store
+// under AccountService, the gRPC server on port 0, and the gate's remote desk talking to it.
+//
+// The server comes from TELOS_DATABASE_URL (eval "$(scripts/services env)"); without it every
+// test FAILS, never skips. Each test works in its own randomly named schema, dropped afterwards.
+
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "telos/account/account_desk.h"
+#include "telos/account/account_server.h"
+#include "telos/account/account_service.h"
+#include "telos/account/remote_account_desk.h"
+#include "telos/auth/documents.h"
+#include "telos/auth/keys.h"
+#include "telos/base/limits.h"
+#include "telos/store/postgres_store.h"
+
+namespace telos::account {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kCallerToken = "test-caller-token";
+constexpr int64_t kAssertionTtlMs = 60'000;
+
+// The URL of the test server, or "" after recording a failure.
+std::string DatabaseUrl() {
+  const char* url = std::getenv("TELOS_DATABASE_URL");
+  if (url == nullptr || *url == '\0') {
+    ADD_FAILURE() << "TELOS_DATABASE_URL is not set: run eval \"$(scripts/services env)\" "
+                     "(PostgreSQL integration tests fail rather than skip without a server)";
+    return "";
+  }
+  return url;
+}
+
+std::string RandomSchemaName() {
+  std::random_device device;
+  std::mt19937_64 rng((static_cast<uint64_t>(device()) << 32) ^ device());
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string name = "telos_test_";
+  for (int i = 0; i < 16; ++i) name += kHex[rng() % 16];
+  return name;
+}
+
+// Drops `schema` (and everything in it) over a side connection.
+void DropSchema(const std::string& url, const std::string& schema) {
+  PGconn* conn = PQconnectdb(url.c_str());
+  if (PQstatus(conn) == CONNECTION_OK) {
+    PQsetNoticeProcessor(
+        conn, [](void*, const char*) {}, nullptr);
+    PQclear(PQexec(conn, ("DROP SCHEMA IF EXISTS " + schema + " CASCADE").c_str()));
+  } else {
+    ADD_FAILURE() << "cannot drop schema " << schema << ": " << PQerrorMessage(conn);
+  }
+  PQfinish(conn);
+}
+
+// A small fixed pool standing in for main's blocking pool: the server must not run its work on
+// gRPC's threads. Join() runs every queued task first.
+class TestPool {
+ public:
+  explicit TestPool(size_t threads) {
+    for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+  }
+  ~TestPool() { Join(); }
+
+  BlockingRunner Runner() {
+    return [this](std::function<void()> task) {
+      std::lock_guard lock(mu_);
+      tasks_.push_back(std::move(task));
+      cv_.notify_one();
+    };
+  }
+
+  void Join() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+      cv_.notify_all();
+    }
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+  }
+
+ private:
+  void Loop() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+        if (tasks_.empty()) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;  // guarded by mu_
+  bool stopping_ = false;                    // guarded by mu_
+  std::vector<std::thread> threads_;
+};
+
+class AccountServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    url_ = DatabaseUrl();
+    ASSERT_FALSE(url_.empty());
+    schema_ = RandomSchemaName();
+    auto opened = store::PostgresStore::Open(
+        {.conninfo = url_, .schema = schema_, .application_name = schema_}, clock_);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    store_ = std::move(*opened);
+    service_ = std::make_unique<AccountService>(store_->accounts(), store_->characters(), hasher_,
+                                                throttle_, clock_, log_, metrics_);
+    desk_ = std::make_unique<LocalAccountDesk>(*service_, ClaimMode::kVerifyOnly);
+    server_ = MakeServer("127.0.0.1:0");
+    auto port = server_->Start();
+    ASSERT_TRUE(port.ok()) << port.status().ToString();
+    ASSERT_NE(*port, 0);
+    port_ = *port;
+    remote_ = MakeRemote(kCallerToken);
+  }
+
+  void TearDown() override {
+    remote_.reset();
+    if (server_) server_->Stop();
+    server_.reset();
+    pool_.Join();
+    desk_.reset();
+    service_.reset();
+    store_.reset();  // disconnect before the schema is dropped
+    if (!url_.empty() && !schema_.empty()) DropSchema(url_, schema_);
+  }
+
+  std::unique_ptr<AccountServer> MakeServer(const std::string& listen_address,
+                                            BlockingRunner runner = nullptr,
+                                            size_t calls_in_flight_max = 256) {
+    AccountServerOptions options;
+    options.listen_address = listen_address;
+    options.caller_token = kCallerToken;
+    options.assertion_ttl_ms = kAssertionTtlMs;
+    options.calls_in_flight_max = calls_in_flight_max;
+    return std::make_unique<AccountServer>(
+        options, *desk_, key_, runner ? std::move(runner) : pool_.Runner(), clock_, log_, metrics_);
+  }
+
+  std::unique_ptr<RemoteAccountDesk> MakeRemote(const std::string& caller_token) {
+    RemoteAccountDeskOptions options;
+    options.target = "127.0.0.1:" + std::to_string(port_);
+    options.caller_token = caller_token;
+    return std::make_unique<RemoteAccountDesk>(options);
+  }
+
+  ManualClock clock_;
+  PasswordHasher hasher_{PasswordCost::ForTests()};
+  AddressThrottle throttle_{clock_, 100, 60s};
+  Logger log_{"account_server_test", LogLevel::kError};
+  Metrics metrics_;
+  const auth::SigningKey key_ = auth::SigningKey::Generate();
+  TestPool pool_{2};
+  std::string url_;
+  std::string schema_;
+  std::unique_ptr<store::PostgresStore> store_;
+  std::unique_ptr<AccountService> service_;
+  std::unique_ptr<LocalAccountDesk> desk_;
+  std::unique_ptr<AccountServer> server_;
+  uint16_t port_ = 0;
+  std::unique_ptr<RemoteAccountDesk> remote_;
+};
+
+TEST_F(AccountServerTest, AccountsRoundTrip) {
+  auto exists = remote_->AccountExists("ada");
+  ASSERT_TRUE(exists.ok()) << exists.status().ToString();
+  EXPECT_FALSE(*exists);
+
+  auto account = remote_->CreateAccount("ada", "difference engine");
+  ASSERT_TRUE(account.ok()) << account.status().ToString();
+  EXPECT_GT(account->id, 0);
+  EXPECT_EQ(account->name, "ada");
+  EXPECT_TRUE(*remote_->AccountExists("ADA"));
+  EXPECT_EQ(remote_->CreateAccount("Ada", "another password").status().code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_EQ(remote_->CreateAccount("x", "long enough pw").status().code(),
+            StatusCode::kInvalidArgument);
+
+  auto login = remote_->Authenticate("ada", "difference engine", "127.0.0.1");
+  ASSERT_TRUE(login.ok()) << login.status().ToString();
+  EXPECT_EQ(login->id, account->id);
+  auto wrong = remote_->Authenticate("ada", "wrong guess", "127.0.0.1");
+  EXPECT_EQ(wrong.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(wrong.status().message(), "Wrong account name or password.");
+}
+
+TEST_F(AccountServerTest, CharactersAndTheSignedClaim) {
+  auto account = remote_->CreateAccount("ada", "difference engine");
+  ASSERT_TRUE(account.ok()) << account.status().ToString();
+  auto empty = remote_->Characters(account->id);
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_TRUE(empty->empty());
+
+  ASSERT_TRUE(remote_->CreateCharacter(account->id, "lovelace", "{}", "lobby", "atrium").ok());
+  EXPECT_EQ(remote_->CreateCharacter(account->id, "Lovelace", "{}", "lobby", "atrium").code(),
+            StatusCode::kAlreadyExists);
+  auto list = remote_->Characters(account->id);
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ((*list)[0].name, "Lovelace");
+  EXPECT_EQ((*list)[0].zone_id, "lobby");
+  EXPECT_GT((*list)[0].updated_at_ms, 0);
+
+  auto claim = remote_->ClaimCharacter(account->id, "LOVELACE");
+  ASSERT_TRUE(claim.ok()) << claim.status().ToString();
+  EXPECT_EQ(claim->name, "Lovelace");
+  EXPECT_EQ(claim->account_id, account->id);
+  EXPECT_EQ(claim->record.name, "Lovelace");
+  EXPECT_EQ(claim->record.account_id, account->id);
+  EXPECT_TRUE(claim->record.state_json.empty());
+  ASSERT_FALSE(claim->assertion.empty());
+
+  auto assertion = auth::VerifyAssertion(key_.verify_key(), claim->assertion, clock_);
+  ASSERT_TRUE(assertion.ok()) << assertion.status().ToString();
+  EXPECT_EQ(assertion->account_id, account->id);
+  EXPECT_EQ(assertion->character, "Lovelace");
+  const int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
+          .count();
+  EXPECT_EQ(assertion->expires_unix_ms, now_ms + kAssertionTtlMs);
+  EXPECT_FALSE(assertion->nonce.empty());
+
+  // Signed by this server's key only, and only until it expires.
+  const auth::SigningKey stranger = auth::SigningKey::Generate();
+  EXPECT_EQ(auth::VerifyAssertion(stranger.verify_key(), claim->assertion, clock_).status().code(),
+            StatusCode::kPermissionDenied);
+  clock_.Advance(std::chrono::milliseconds(kAssertionTtlMs + 1));
+  EXPECT_EQ(auth::VerifyAssertion(key_.verify_key(), claim->assertion, clock_).status().code(),
+            StatusCode::kPermissionDenied);
+
+  // The account service only vouches for the player: the world that admits the character
+  // claims it, so the row's owner epoch is untouched here.
+  auto row = store_->characters().Load("lovelace");
+  ASSERT_TRUE(row.ok()) << row.status().ToString();
+  EXPECT_EQ(row->owner_epoch, 0);
+}
+
+TEST_F(AccountServerTest, ClaimingAnotherAccountsCharacterIsDenied) {
+  auto ada = remote_->CreateAccount("ada", "difference engine");
+  auto charles = remote_->CreateAccount("babbage", "analytical engine");
+  ASSERT_TRUE(ada.ok() && charles.ok());
+  ASSERT_TRUE(remote_->CreateCharacter(ada->id, "lovelace", "{}", "lobby", "atrium").ok());
+  auto stolen = remote_->ClaimCharacter(charles->id, "lovelace");
+  EXPECT_EQ(stolen.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(stolen.status().message(), "That character belongs to another account.");
+  EXPECT_EQ(remote_->ClaimCharacter(ada->id, "nobody").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(AccountServerTest, ChangePasswordNeedsTheOldOne) {
+  auto account = remote_->CreateAccount("ada", "difference engine");
+  ASSERT_TRUE(account.ok());
+  ASSERT_TRUE(remote_->CreateCharacter(account->id, "lovelace", "{}", "lobby", "atrium").ok());
+  EXPECT_EQ(remote_->ChangePassword("lovelace", "wrong", "new password here").code(),
+            StatusCode::kPermissionDenied);
+  ASSERT_TRUE(remote_->ChangePassword("lovelace", "difference engine", "new password here").ok());
+  EXPECT_FALSE(remote_->Authenticate("ada", "difference engine", "1.1.1.1").ok());
+  EXPECT_TRUE(remote_->Authenticate("ada", "new password here", "1.1.1.1").ok());
+}
+
+TEST_F(AccountServerTest, WrongOrMissingCallerTokenIsDenied) {
+  for (const std::string token : {"wrong-token", ""}) {
+    auto remote = MakeRemote(token);
+    auto exists = remote->AccountExists("ada");
+    EXPECT_EQ(exists.status().code(), StatusCode::kPermissionDenied) << "token '" << token << "'";
+    EXPECT_EQ(exists.status().message(), "caller token missing or wrong");
+    EXPECT_EQ(remote->CreateAccount("ada", "difference engine").status().code(),
+              StatusCode::kPermissionDenied);
+  }
+  // Nothing was created by the refused calls.
+  EXPECT_FALSE(*remote_->AccountExists("ada"));
+}
+
+TEST_F(AccountServerTest, OversizedFieldsAreInvalidArgument) {
+  auto account = remote_->CreateAccount("ada", "difference engine");
+  ASSERT_TRUE(account.ok());
+  const std::string long_name(kRpcNameBytesMax + 1, 'a');
+  auto exists = remote_->AccountExists(long_name);
+  EXPECT_EQ(exists.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(exists.status().message().find("name"), std::string::npos);
+  EXPECT_EQ(remote_->Authenticate("ada", std::string(kRpcPasswordBytesMax + 1, 'p'), "1.1.1.1")
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  const Status huge = remote_->CreateCharacter(
+      account->id, "lovelace", std::string(kRpcStateJsonBytesMax + 1, ' '), "lobby", "atrium");
+  EXPECT_EQ(huge.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(huge.message().find("state_json"), std::string::npos) << huge.message();
+  EXPECT_EQ(remote_->ClaimCharacter(account->id, long_name).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(remote_->ChangePassword(long_name, "a", "b").code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(AccountServerTest, StoppedServerIsUnavailableQuickly) {
+  ASSERT_TRUE(remote_->AccountExists("ada").ok());  // the channel is connected
+  server_->Stop();
+  const auto start = std::chrono::steady_clock::now();
+  auto exists = remote_->AccountExists("ada");
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(exists.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(exists.status().message().rfind("account service unreachable: ", 0), 0u)
+      << exists.status().message();
+  EXPECT_LT(elapsed, 2s) << "a stopped service must fail fast, not wait for the deadline";
+
+  // A desk that never reached the service fails the same way.
+  auto never = MakeRemote(kCallerToken);
+  EXPECT_EQ(never->Authenticate("ada", "difference engine", "1.1.1.1").status().code(),
+            StatusCode::kUnavailable);
+}
+
+TEST_F(AccountServerTest, CallsBeyondTheInFlightBoundAreRefused) {
+  // A runner that holds its tasks until released, so the first call stays in flight.
+  std::mutex mu;
+  std::vector<std::function<void()>> held;
+  BlockingRunner holding = [&](std::function<void()> task) {
+    std::lock_guard lock(mu);
+    held.push_back(std::move(task));
+  };
+  auto server = MakeServer("127.0.0.1:0", holding, 1);
+  auto port = server->Start();
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  RemoteAccountDeskOptions options;
+  options.target = "127.0.0.1:" + std::to_string(*port);
+  options.caller_token = kCallerToken;
+  RemoteAccountDesk remote(options);
+
+  Result<bool> first = Status::Internal("not run");
+  std::thread caller([&] { first = remote.AccountExists("ada"); });
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  for (;;) {
+    {
+      std::lock_guard lock(mu);
+      if (!held.empty()) break;
+    }
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the first call never arrived";
+    std::this_thread::sleep_for(1ms);
+  }
+  auto second = remote.AccountExists("ada");
+  EXPECT_EQ(second.status().code(), StatusCode::kResourceExhausted);
+
+  std::vector<std::function<void()>> tasks;
+  {
+    std::lock_guard lock(mu);
+    tasks.swap(held);
+  }
+  for (auto& task : tasks) task();
+  caller.join();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_FALSE(*first);
+  server->Stop();
+}
+
+TEST_F(AccountServerTest, PortInUseIsUnavailable) {
+  auto second = MakeServer("127.0.0.1:" + std::to_string(port_));
+  auto bound = second->Start();
+  ASSERT_FALSE(bound.ok()) << "bound port " << *bound;
+  EXPECT_EQ(bound.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(bound.status().message().find("127.0.0.1:" + std::to_string(port_)), std::string::npos)
+      << bound.status().message();
+}
+
+}  // namespace
+}  // namespace telos::account

@@ -1,0 +1,121 @@
+// AccountDesk: what the gate's login screens need from accounts, wherever they live.
+//
+// `telos serve` answers in-process (LocalAccountDesk over AccountService and the SQLite
+// stores); a fleet gate asks the account service over gRPC (RemoteAccountDesk). The
+// difference that matters is what ClaimCharacter hands back:
+//   - in-process, the claimed row itself (state, fences) for the local world to load;
+//   - in a fleet, a signed assertion ("this account may play this character") that the world
+//     verifies offline and then loads the character itself.
+//
+// Every method blocks (password hashing, stores, network): call it from a blocking pool.
+// Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "telos/account/account_service.h"
+#include "telos/auth/keys.h"
+#include "telos/base/clock.h"
+#include "telos/base/status.h"
+#include "telos/store/character_record.h"
+
+namespace telos::account {
+
+struct AccountRef {
+  int64_t id = 0;
+  std::string name;
+};
+
+struct CharacterClaim {
+  std::string name;  // display name
+  int64_t account_id = 0;
+  // In-process: the row as claimed (owner_epoch minted). Empty state_json in a fleet.
+  store::CharacterRecord record;
+  // In a fleet: the serialized, signed assertion the world checks. Empty in-process.
+  std::string assertion;
+};
+
+class AccountDesk {
+ public:
+  virtual ~AccountDesk() = default;
+  virtual Result<bool> AccountExists(std::string_view name) = 0;
+  // Errors as AccountService::CreateAccount / Authenticate.
+  virtual Result<AccountRef> CreateAccount(std::string_view name, std::string_view password) = 0;
+  virtual Result<AccountRef> Authenticate(std::string_view name, std::string_view password,
+                                          std::string_view address) = 0;
+  virtual Result<std::vector<CharacterSummary>> Characters(int64_t account_id) = 0;
+  virtual Status CreateCharacter(int64_t account_id, std::string_view name,
+                                 std::string_view state_json, std::string_view zone_id,
+                                 std::string_view room_id) = 0;
+  // PermissionDenied if the account does not own the character; NotFound if there is none.
+  virtual Result<CharacterClaim> ClaimCharacter(int64_t account_id, std::string_view name) = 0;
+  virtual Status ChangePassword(std::string_view character_name, std::string_view old_password,
+                                std::string_view new_password) = 0;
+};
+
+// The in-process desk over an AccountService (serve, and the account service process itself).
+// With ClaimMode::kClaim (serve) ClaimCharacter claims the row for the local world; with
+// kVerifyOnly (a fleet's account screens) it only checks ownership, since the world that admits
+// the character claims it (minting owner_epoch) itself.
+enum class ClaimMode { kClaim, kVerifyOnly };
+
+class LocalAccountDesk final : public AccountDesk {
+ public:
+  explicit LocalAccountDesk(AccountService& service, ClaimMode mode = ClaimMode::kClaim)
+      : service_(service), mode_(mode) {}
+  Result<bool> AccountExists(std::string_view name) override;
+  Result<AccountRef> CreateAccount(std::string_view name, std::string_view password) override;
+  Result<AccountRef> Authenticate(std::string_view name, std::string_view password,
+                                  std::string_view address) override;
+  Result<std::vector<CharacterSummary>> Characters(int64_t account_id) override;
+  Status CreateCharacter(int64_t account_id, std::string_view name, std::string_view state_json,
+                         std::string_view zone_id, std::string_view room_id) override;
+  Result<CharacterClaim> ClaimCharacter(int64_t account_id, std::string_view name) override;
+  Status ChangePassword(std::string_view character_name, std::string_view old_password,
+                        std::string_view new_password) override;
+
+ private:
+  AccountService& service_;
+  const ClaimMode mode_;
+};
+
+// Wraps a desk whose claims carry the row (LocalAccountDesk) and hands out signed assertions
+// instead, as the account service does: a `telos serve` joining a fleet talks to its worlds the
+// way any gate does.
+class AssertingAccountDesk final : public AccountDesk {
+ public:
+  AssertingAccountDesk(AccountDesk& inner, const auth::SigningKey& key, int64_t assertion_ttl_ms,
+                       const Clock& clock)
+      : inner_(inner), key_(key), assertion_ttl_ms_(assertion_ttl_ms), clock_(clock) {}
+  Result<bool> AccountExists(std::string_view name) override { return inner_.AccountExists(name); }
+  Result<AccountRef> CreateAccount(std::string_view name, std::string_view password) override {
+    return inner_.CreateAccount(name, password);
+  }
+  Result<AccountRef> Authenticate(std::string_view name, std::string_view password,
+                                  std::string_view address) override {
+    return inner_.Authenticate(name, password, address);
+  }
+  Result<std::vector<CharacterSummary>> Characters(int64_t account_id) override {
+    return inner_.Characters(account_id);
+  }
+  Status CreateCharacter(int64_t account_id, std::string_view name, std::string_view state_json,
+                         std::string_view zone_id, std::string_view room_id) override {
+    return inner_.CreateCharacter(account_id, name, state_json, zone_id, room_id);
+  }
+  Result<CharacterClaim> ClaimCharacter(int64_t account_id, std::string_view name) override;
+  Status ChangePassword(std::string_view character_name, std::string_view old_password,
+                        std::string_view new_password) override {
+    return inner_.ChangePassword(character_name, old_password, new_password);
+  }
+
+ private:
+  AccountDesk& inner_;
+  const auth::SigningKey& key_;
+  const int64_t assertion_ttl_ms_;
+  const Clock& clock_;
+};
+
+}  // namespace telos::account

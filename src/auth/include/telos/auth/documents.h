@@ -1,0 +1,57 @@
+// The fleet's signed documents, carried as serialized telos.v1.SignedBlob bytes
+// (schema/proto/telos/v1/fleet.proto): the payload bytes and an Ed25519 signature over exactly
+// those bytes. Verification checks size, signature, then parses, then checks expiry against the
+// caller's clock; every failure is PermissionDenied with a short reason ("bad signature",
+// "expired", "malformed"), never a crash.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "telos/auth/keys.h"
+#include "telos/base/clock.h"
+#include "telos/base/status.h"
+
+namespace telos::auth {
+
+struct Assertion {
+  int64_t account_id = 0;
+  std::string character;  // display name
+  int64_t expires_unix_ms = 0;
+  std::string nonce;  // per session, random
+};
+
+// Issues an assertion valid for `ttl_ms` from the clock's wall time, with a fresh random nonce.
+// Returns the serialized SignedBlob.
+std::string IssueAssertion(const SigningKey& key, int64_t account_id, const std::string& character,
+                           int64_t ttl_ms, const Clock& clock);
+Result<Assertion> VerifyAssertion(const VerifyKey& key, const std::string& signed_blob,
+                                  const Clock& clock);
+
+struct HandoffSnapshot {
+  std::string character;
+  int64_t account_id = 0;
+  std::string state_json;
+  std::string zone;
+  uint64_t placement_epoch = 0;
+  std::string nonce;
+  std::string from_shard;
+  std::string gate_id;
+  uint64_t session = 0;
+  std::string token;
+  std::string reply_to;
+  std::vector<std::string> arrival;
+  int64_t expires_unix_ms = 0;
+  std::string assertion;  // the player's serialized SignedBlob assertion
+};
+
+// Signs the snapshot (its expires_unix_ms is set by the caller). Returns the SignedBlob bytes.
+std::string SignSnapshot(const SigningKey& key, const HandoffSnapshot& snapshot);
+Result<HandoffSnapshot> VerifySnapshot(const VerifyKey& key, const std::string& signed_blob,
+                                       const Clock& clock);
+
+// A random token of `bytes` random bytes as lower-case hex (nonces, handoff tokens).
+std::string RandomToken(size_t bytes = 16);
+
+}  // namespace telos::auth

@@ -1,0 +1,299 @@
+#include "telos/auth/keys.h"
+
+#include <fcntl.h>
+#include <sodium.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "crypto_util.h"
+#include "telos/base/assert.h"
+
+namespace telos::auth {
+
+static_assert(crypto_sign_SEEDBYTES == kSeedBytes);
+static_assert(crypto_sign_PUBLICKEYBYTES == kPublicKeyBytes);
+static_assert(crypto_sign_BYTES == kSignatureBytes);
+static_assert(crypto_sign_SECRETKEYBYTES == 64);
+
+namespace internal {
+
+void EnsureSodium() {
+  // sodium_init() is itself safe to call from several threads; the static makes it run once and
+  // lets every later call skip it.
+  static const bool initialised = sodium_init() >= 0;
+  RELEASE_ASSERT(initialised, "libsodium failed to initialise");
+}
+
+std::string HexEncode(const unsigned char* data, size_t size) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(size * 2);
+  for (size_t i = 0; i < size; ++i) {
+    out.push_back(kDigits[data[i] >> 4]);
+    out.push_back(kDigits[data[i] & 0x0f]);
+  }
+  return out;
+}
+
+}  // namespace internal
+
+namespace {
+
+// A key file is one line of 64 hex digits; anything much larger is not a key file.
+constexpr size_t kKeyFileBytesMax = 4 * 1024;
+
+// -1 unless `c` is a hex digit (either case).
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Decodes exactly out.size() bytes from 2 * out.size() hex digits; false on any other input.
+template <size_t N>
+bool HexDecode(std::string_view hex, std::array<unsigned char, N>& out) {
+  if (hex.size() != 2 * N) return false;
+  for (size_t i = 0; i < N; ++i) {
+    const int hi = HexValue(hex[2 * i]);
+    const int lo = HexValue(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out[i] = static_cast<unsigned char>((hi << 4) | lo);
+  }
+  return true;
+}
+
+const unsigned char* Bytes(std::string_view s) {
+  return reinterpret_cast<const unsigned char*>(s.data());
+}
+
+std::string ErrnoText(int error) {
+  return std::error_code(error, std::generic_category()).message();
+}
+
+// Closes a file descriptor on every path out of a scope.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+
+  int get() const { return fd_; }
+  // Closes now and reports the result (close can report a failed deferred write).
+  bool Close() {
+    const int fd = fd_;
+    fd_ = -1;
+    return ::close(fd) == 0;
+  }
+
+ private:
+  int fd_;
+};
+
+// Reads a key file and strips its trailing whitespace. When `secret`, the file must not grant
+// any permission to group or others: a signing key readable by other users is a leaked key.
+Result<std::string> ReadKeyFile(const std::string& path, bool secret) {
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    const int error = errno;
+    if (error == ENOENT) return Status::NotFound(path + ": no such key file");
+    return Status::InvalidArgument(path + ": cannot open: " + ErrnoText(error));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    const int error = errno;
+    return Status::InvalidArgument(path + ": cannot stat: " + ErrnoText(error));
+  }
+  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument(path + ": not a regular file");
+  if (secret && (st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    return Status::InvalidArgument(path +
+                                   ": signing key must not be readable by others (chmod 600)");
+  }
+  if (static_cast<uint64_t>(st.st_size) > kKeyFileBytesMax) {
+    return Status::InvalidArgument(path + ": too large for a key file");
+  }
+  std::string text(kKeyFileBytesMax + 1, '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      sodium_memzero(text.data(), text.size());
+      return Status::InvalidArgument(path + ": cannot read: " + ErrnoText(error));
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  if (got > kKeyFileBytesMax) {
+    sodium_memzero(text.data(), text.size());
+    return Status::InvalidArgument(path + ": too large for a key file");
+  }
+  while (got > 0 && (text[got - 1] == '\n' || text[got - 1] == '\r' || text[got - 1] == ' ' ||
+                     text[got - 1] == '\t')) {
+    --got;
+  }
+  text.resize(got);
+  return text;
+}
+
+// Creates `path` (it must not exist) with exactly `mode`, writes `contents` and syncs it. On a
+// failure after the file was created, the partial file is removed.
+Status WriteNewFile(const std::string& path, std::string_view contents, mode_t mode) {
+  FileDescriptor fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
+  if (fd.get() < 0) {
+    const int error = errno;
+    if (error == EEXIST) {
+      return Status::AlreadyExists(path + ": already exists (keys are never overwritten)");
+    }
+    return Status::InvalidArgument(path + ": cannot create: " + ErrnoText(error));
+  }
+  const auto fail = [&path](const char* what, int error) {
+    ::unlink(path.c_str());
+    return Status::InvalidArgument(path + ": cannot " + what + ": " + ErrnoText(error));
+  };
+  // The umask may have removed bits from `mode`; the file must have exactly `mode`.
+  if (::fchmod(fd.get(), mode) != 0) return fail("chmod", errno);
+  size_t written = 0;
+  while (written < contents.size()) {
+    const ssize_t n = ::write(fd.get(), contents.data() + written, contents.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("write", errno);
+    written += static_cast<size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0) return fail("sync", errno);
+  if (!fd.Close()) return fail("close", errno);
+  return Status::Ok();
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------ VerifyKey
+
+Result<VerifyKey> VerifyKey::FromHex(std::string_view hex) {
+  VerifyKey key;
+  if (!HexDecode(hex, key.public_key_)) {
+    return Status::InvalidArgument("a verify key must be exactly 64 hex digits");
+  }
+  return key;
+}
+
+Result<VerifyKey> VerifyKey::LoadFile(const std::string& path) {
+  auto text = ReadKeyFile(path, /*secret=*/false);
+  if (!text.ok()) return text.status();
+  auto key = FromHex(*text);
+  if (!key.ok()) return Status::InvalidArgument(path + ": " + key.status().message());
+  return key;
+}
+
+std::string VerifyKey::Hex() const {
+  return internal::HexEncode(public_key_.data(), public_key_.size());
+}
+
+bool VerifyKey::Verify(std::string_view message, std::string_view signature) const {
+  if (signature.size() != kSignatureBytes) return false;
+  internal::EnsureSodium();
+  return crypto_sign_verify_detached(Bytes(signature), Bytes(message), message.size(),
+                                     public_key_.data()) == 0;
+}
+
+// ------------------------------------------------------------------ SigningKey
+
+SigningKey SigningKey::Generate() {
+  internal::EnsureSodium();
+  SigningKey key;
+  const int rc = crypto_sign_keypair(key.verify_.public_key_.data(), key.secret_key_.data());
+  RELEASE_ASSERT(rc == 0, "crypto_sign_keypair failed");
+  return key;
+}
+
+Result<SigningKey> SigningKey::FromSeedHex(std::string_view hex) {
+  std::array<unsigned char, kSeedBytes> seed{};
+  if (!HexDecode(hex, seed)) {
+    sodium_memzero(seed.data(), seed.size());
+    return Status::InvalidArgument("a signing key seed must be exactly 64 hex digits");
+  }
+  internal::EnsureSodium();
+  SigningKey key;
+  const int rc =
+      crypto_sign_seed_keypair(key.verify_.public_key_.data(), key.secret_key_.data(), seed.data());
+  sodium_memzero(seed.data(), seed.size());
+  RELEASE_ASSERT(rc == 0, "crypto_sign_seed_keypair failed");
+  return key;
+}
+
+Result<SigningKey> SigningKey::LoadFile(const std::string& path) {
+  auto text = ReadKeyFile(path, /*secret=*/true);
+  if (!text.ok()) return text.status();
+  auto key = FromSeedHex(*text);
+  sodium_memzero(text->data(), text->size());
+  if (!key.ok()) return Status::InvalidArgument(path + ": " + key.status().message());
+  return key;
+}
+
+Status SigningKey::WriteFiles(const std::string& dir, const std::string& name) const {
+  if (name.empty() || name == "." || name == ".." ||
+      name.find_first_of(std::string_view("/\0", 2)) != std::string::npos) {
+    return Status::InvalidArgument("key name '" + name + "' must be a plain file name");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::InvalidArgument(dir + ": cannot create directory: " + ec.message());
+
+  const std::string key_path = (std::filesystem::path(dir) / (name + ".key")).string();
+  const std::string pub_path = (std::filesystem::path(dir) / (name + ".pub")).string();
+  // Refuse before writing anything, so an existing pair is never half-replaced.
+  for (const std::string& path : {key_path, pub_path}) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+      return Status::AlreadyExists(path + ": already exists (keys are never overwritten)");
+    }
+    const int error = errno;
+    if (error != ENOENT) {
+      return Status::InvalidArgument(path + ": cannot stat: " + ErrnoText(error));
+    }
+  }
+
+  std::string seed_line = SeedHex() + "\n";
+  Status written = WriteNewFile(key_path, seed_line, 0600);
+  sodium_memzero(seed_line.data(), seed_line.size());
+  TELOS_RETURN_IF_ERROR(written);
+  written = WriteNewFile(pub_path, verify_.Hex() + "\n", 0644);
+  if (!written.ok()) {
+    // This call created the signing key file a moment ago; without its public half it is
+    // useless, and leaving it would make a retry fail with AlreadyExists.
+    ::unlink(key_path.c_str());
+    return written;
+  }
+  // Make the new directory entries durable too. Best effort: both files are complete already.
+  FileDescriptor dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() >= 0) ::fsync(dir_fd.get());
+  return Status::Ok();
+}
+
+std::string SigningKey::SeedHex() const {
+  std::array<unsigned char, kSeedBytes> seed{};
+  crypto_sign_ed25519_sk_to_seed(seed.data(), secret_key_.data());
+  std::string hex = internal::HexEncode(seed.data(), seed.size());
+  sodium_memzero(seed.data(), seed.size());
+  return hex;
+}
+
+std::string SigningKey::Sign(std::string_view message) const {
+  internal::EnsureSodium();
+  std::string signature(kSignatureBytes, '\0');
+  const int rc = crypto_sign_detached(reinterpret_cast<unsigned char*>(signature.data()), nullptr,
+                                      Bytes(message), message.size(), secret_key_.data());
+  RELEASE_ASSERT(rc == 0, "crypto_sign_detached failed");
+  return signature;
+}
+
+}  // namespace telos::auth

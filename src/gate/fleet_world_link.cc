@@ -1,0 +1,571 @@
+#include "telos/gate/fleet_world_link.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <deque>
+
+#include "telos/rpc/channels.h"
+#include "telos/v1/fleet.grpc.pb.h"
+#include "telos/world/character_state.h"
+
+namespace telos::gate {
+namespace asio = boost::asio;
+
+// The client end of one Play stream. Writes are queued and go out one at a time. A hold keeps
+// the reactor alive while writes may still start from other threads; it is released once the
+// stream has ended and no write is in flight (see the gRPC callback API's AddHold contract).
+class ShardStream final
+    : public grpc::ClientBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame>,
+      public std::enable_shared_from_this<ShardStream> {
+ public:
+  // `stub` is owned by the link and outlives every stream (a channel is never torn down from
+  // inside one of its own callbacks).
+  ShardStream(FleetWorldLink& link, std::string endpoint, telos::v1::World::Stub& stub)
+      : link_(link), endpoint_(std::move(endpoint)), stub_(stub) {}
+
+  const std::string& endpoint() const { return endpoint_; }
+
+  void Begin(const std::string& gate_id) {
+    self_ = shared_from_this();
+    stub_.async()->Play(&context_, this);
+    telos::v1::GateFrame hello;
+    hello.mutable_hello()->set_gate_id(gate_id);
+    Write(std::move(hello));
+    StartRead(&in_);
+    AddHold();
+    StartCall();
+  }
+
+  // False once the stream has ended.
+  bool Write(telos::v1::GateFrame frame) {
+    std::unique_lock lock(mu_);
+    if (closed_) return false;
+    queue_.push_back(std::move(frame));
+    if (writing_) return true;
+    writing_ = true;
+    current_ = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    StartWrite(&current_);
+    return true;
+  }
+
+  bool alive() const {
+    std::lock_guard lock(mu_);
+    return !closed_;
+  }
+
+  void Cancel() { context_.TryCancel(); }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      bool release = false;
+      {
+        std::lock_guard lock(mu_);
+        if (!closed_) {
+          closed_ = true;
+          release = !writing_;
+          if (release) released_ = true;
+        }
+      }
+      if (release) RemoveHold();
+      return;
+    }
+    link_.OnShardFrame(shared_from_this(), in_);
+    in_.Clear();
+    StartRead(&in_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    std::unique_lock lock(mu_);
+    if (!ok) closed_ = true;
+    if (closed_ || queue_.empty()) {
+      writing_ = false;
+      if (closed_ && !released_) {
+        released_ = true;
+        queue_.clear();
+        lock.unlock();
+        // The read side fails too and finds the hold gone; OnDone follows.
+        RemoveHold();
+      }
+      return;
+    }
+    current_ = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    StartWrite(&current_);
+  }
+
+  void OnDone(const grpc::Status&) override {
+    {
+      std::lock_guard lock(mu_);
+      closed_ = true;
+    }
+    auto self = std::move(self_);
+    link_.OnStreamDone(self);
+  }
+
+ private:
+  FleetWorldLink& link_;
+  const std::string endpoint_;
+  telos::v1::World::Stub& stub_;
+  grpc::ClientContext context_;
+  telos::v1::ShardFrame in_;
+  mutable std::mutex mu_;
+  std::deque<telos::v1::GateFrame> queue_;  // guarded by mu_
+  telos::v1::GateFrame current_;            // touched by the writer only
+  bool writing_ = false;                    // guarded by mu_
+  bool closed_ = false;                     // guarded by mu_
+  bool released_ = false;                   // guarded by mu_
+  std::shared_ptr<ShardStream> self_;       // alive until OnDone
+};
+
+namespace {
+
+world::PlayerOutput Lines(std::vector<std::string> lines, bool disconnect = false) {
+  world::PlayerOutput out;
+  out.lines = std::move(lines);
+  out.disconnect = disconnect;
+  return out;
+}
+
+uint64_t NameHash(const std::string& s) {
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a
+  for (char c : s) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+}  // namespace
+
+FleetWorldLink::FleetWorldLink(FleetLinkOptions options, directory::Directory& directory,
+                               asio::io_context& io, BlockingRunner blocking, const Clock& clock,
+                               Logger& log, Metrics& metrics)
+    : options_(std::move(options)),
+      directory_(directory),
+      io_(io),
+      blocking_(std::move(blocking)),
+      clock_(clock),
+      log_(log),
+      redirects_(metrics.Counter("gate_redirects_total", "Sessions moved to another shard")),
+      reroutes_(metrics.Counter("gate_reroutes_total", "Sessions routed again")),
+      stream_losses_(metrics.Counter("gate_shard_streams_lost_total", "Play streams that ended")),
+      alive_(std::make_shared<bool>(true)) {}
+
+FleetWorldLink::~FleetWorldLink() {
+  Stop();
+}
+
+void FleetWorldLink::Stop() {
+  std::map<std::string, std::shared_ptr<ShardStream>> streams;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    *alive_ = false;
+    streams = streams_;
+    sessions_.clear();
+    by_name_.clear();
+  }
+  for (auto& [endpoint, stream] : streams) stream->Cancel();
+  // gRPC finishes cancelled streams on its own threads: wait, so none outlives the link.
+  std::unique_lock lock(mu_);
+  if (!streams_done_.wait_for(lock, std::chrono::seconds(5), [&] { return live_streams_ == 0; })) {
+    log_.Error("shard streams did not end in time",
+               {{"streams", static_cast<int64_t>(live_streams_)}});
+  }
+}
+
+std::vector<std::string> FleetWorldLink::ConnectedShards() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [endpoint, stream] : streams_) {
+    if (stream->alive()) out.push_back(endpoint);
+  }
+  return out;
+}
+
+Status FleetWorldLink::Enter(EnterRequest request, std::shared_ptr<world::PlayerSink> sink) {
+  if (request.assertion.empty()) {
+    return Status::InvalidArgument("a fleet gate needs the account service's assertion");
+  }
+  uint64_t id = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return Status::Cancelled("gate stopping");
+    if (by_name_.count(request.name_key) != 0) {
+      return Status::AlreadyExists(request.display_name + " is already in the world");
+    }
+    id = next_session_++;
+    Session& session = sessions_[id];
+    session.id = id;
+    session.name_key = request.name_key;
+    session.display_name = request.display_name;
+    session.assertion = std::move(request.assertion);
+    session.sink = std::move(sink);
+    session.routing_since = clock_.Now();
+    by_name_[session.name_key] = id;
+  }
+  blocking_([this, id, alive = alive_] {
+    if (*alive) Route(id);
+  });
+  return Status::Ok();
+}
+
+Result<std::string> FleetWorldLink::PickLobbyShard(const std::string& name_key,
+                                                   const std::string& resident_shard) {
+  auto shards = directory_.ListShards();
+  if (!shards.ok()) return shards.status();
+  if (shards->empty()) return Status::Unavailable("no world shard is running");
+  for (const auto& shard : *shards) {
+    if (!resident_shard.empty() && shard.id == resident_shard) return shard.endpoint;
+  }
+  return (*shards)[NameHash(name_key) % shards->size()].endpoint;
+}
+
+void FleetWorldLink::Route(uint64_t id) {
+  std::string name_key;
+  std::string zone;
+  {
+    std::lock_guard lock(mu_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return;
+    name_key = it->second.name_key;
+    zone = it->second.zone_hint;
+  }
+  std::string resident_shard;  // where the character still lives, if it has not logged out
+  if (zone.empty()) {
+    auto placement = directory_.LookupPlacement(name_key);
+    if (!placement.ok()) return RetryRouteLater(id);
+    if (*placement) {
+      zone = (*placement)->zone;
+      resident_shard = (*placement)->shard;
+    }
+  }
+  std::string endpoint;
+  if (zone.empty() || zone == options_.lobby_zone) {
+    // Every shard hosts a lobby: go back to the one the character is still in (link-dead),
+    // else to any live shard.
+    auto picked = PickLobbyShard(name_key, resident_shard);
+    if (!picked.ok()) return RetryRouteLater(id);
+    endpoint = *picked;
+  } else {
+    auto owner = directory_.OwnerOfZone(zone);
+    if (!owner.ok() || !*owner || (*owner)->endpoint.empty()) return RetryRouteLater(id);
+    endpoint = (*owner)->endpoint;
+  }
+  auto stream = StreamTo(endpoint);
+  telos::v1::GateFrame frame;
+  {
+    std::lock_guard lock(mu_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end() || !stream) return;
+    it->second.stream = stream;
+    it->second.state = State::kAttaching;
+    frame.mutable_attach()->set_session(id);
+    frame.mutable_attach()->set_assertion(it->second.assertion);
+  }
+  if (!stream->Write(std::move(frame))) RetryRouteLater(id);
+}
+
+void FleetWorldLink::RetryRouteLater(uint64_t id) {
+  std::shared_ptr<world::PlayerSink> tell;
+  bool give_up = false;
+  {
+    std::lock_guard lock(mu_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return;
+    Session& session = it->second;
+    session.state = State::kRouting;
+    session.stream.reset();
+    give_up = ElapsedMs(session.routing_since, clock_.Now()) >= options_.route_wait_ms;
+    if (!give_up && !session.told_waiting) {
+      session.told_waiting = true;
+      tell = session.sink;
+    }
+  }
+  if (give_up) {
+    return Fail(id, "Your part of the world is not being served right now; please try again soon.");
+  }
+  if (tell) tell->Deliver(Lines({"The world shifts around you... hold on a moment."}));
+  auto timer =
+      std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(options_.route_retry_ms));
+  timer->async_wait([this, timer, id, alive = alive_](boost::system::error_code ec) {
+    if (ec || !*alive) return;
+    blocking_([this, id, alive] {
+      if (*alive) Route(id);
+    });
+  });
+}
+
+void FleetWorldLink::Fail(uint64_t id, const std::string& message) {
+  std::shared_ptr<world::PlayerSink> sink;
+  std::function<void()> remove_done;
+  {
+    std::lock_guard lock(mu_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return;
+    sink = std::move(it->second.sink);
+    remove_done = std::move(it->second.remove_done);
+    by_name_.erase(it->second.name_key);
+    sessions_.erase(it);
+  }
+  log_.Warn("session could not be placed",
+            {{"session", static_cast<int64_t>(id)}, {"reason", message}});
+  if (remove_done) return remove_done();
+  sink->Deliver(Lines({message}, true));
+}
+
+std::shared_ptr<ShardStream> FleetWorldLink::StreamTo(const std::string& endpoint) {
+  std::shared_ptr<ShardStream> stream;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return nullptr;
+    auto it = streams_.find(endpoint);
+    if (it != streams_.end() && it->second->alive()) return it->second;
+    auto& stub = stubs_[endpoint];
+    if (!stub) stub = telos::v1::World::NewStub(rpc::MakeChannel(endpoint));
+    stream = std::make_shared<ShardStream>(*this, endpoint, *stub);
+    streams_[endpoint] = stream;
+    ++live_streams_;
+  }
+  stream->Begin(options_.gate_id);
+  log_.Info("shard stream opened", {{"endpoint", endpoint}});
+  return stream;
+}
+
+Status FleetWorldLink::Input(const std::string& name_key, std::string line) {
+  std::shared_ptr<ShardStream> stream;
+  telos::v1::GateFrame frame;
+  {
+    std::lock_guard lock(mu_);
+    auto it = by_name_.find(name_key);
+    if (it == by_name_.end()) return Status::NotFound(name_key + " is not online");
+    Session& session = sessions_[it->second];
+    if (session.state != State::kAttached || !session.stream) {
+      if (session.queued.size() >= options_.queued_lines_max) {
+        return Status::ResourceExhausted("too many lines while between shards");
+      }
+      session.queued.push_back(std::move(line));
+      return Status::Ok();
+    }
+    stream = session.stream;
+    frame.mutable_input()->set_session(session.id);
+    frame.mutable_input()->set_line(std::move(line));
+  }
+  (void)stream->Write(std::move(frame));  // a dead stream re-routes the session on its own
+  return Status::Ok();
+}
+
+void FleetWorldLink::Remove(const std::string& name_key, std::function<void()> done) {
+  std::shared_ptr<ShardStream> stream;
+  telos::v1::GateFrame frame;
+  {
+    std::lock_guard lock(mu_);
+    auto it = by_name_.find(name_key);
+    if (it == by_name_.end()) {
+      // Not ours any more.
+    } else {
+      Session& session = sessions_[it->second];
+      if (session.state == State::kAttached && session.stream && session.stream->alive()) {
+        session.remove_done = std::move(done);
+        stream = session.stream;
+        frame.mutable_detach()->set_session(session.id);
+      } else {
+        // Not attached anywhere: the shard that had it keeps it link-dead and saves it.
+        by_name_.erase(it);
+        sessions_.erase(session.id);
+      }
+    }
+  }
+  if (stream) {
+    if (stream->Write(std::move(frame))) return;
+    std::lock_guard lock(mu_);
+    auto it = by_name_.find(name_key);
+    if (it != by_name_.end()) {
+      done = std::move(sessions_[it->second].remove_done);
+      sessions_.erase(it->second);
+      by_name_.erase(it);
+    }
+  }
+  if (done) done();
+}
+
+std::vector<world::WhoEntry> FleetWorldLink::Who() const {
+  std::lock_guard lock(mu_);
+  std::vector<world::WhoEntry> who;
+  for (const auto& [key, id] : by_name_) {
+    auto it = sessions_.find(id);
+    if (it != sessions_.end()) who.push_back({it->second.display_name, 0, it->second.zone_hint});
+  }
+  return who;
+}
+
+size_t FleetWorldLink::online_count() const {
+  std::lock_guard lock(mu_);
+  return sessions_.size();
+}
+
+void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
+                                  const telos::v1::ShardFrame& frame) {
+  // Replies first: an Attached answer must be seen before the output that follows it.
+  for (const auto& attached : frame.attached()) {
+    const uint64_t id = attached.session();
+    if (attached.code() == 0) {
+      std::vector<std::string> queued;
+      {
+        std::lock_guard lock(mu_);
+        auto it = sessions_.find(id);
+        if (it == sessions_.end() || it->second.stream != stream) continue;
+        it->second.state = State::kAttached;
+        it->second.reroutes = 0;
+        it->second.told_waiting = false;
+        it->second.zone_hint = attached.zone();
+        queued.swap(it->second.queued);
+      }
+      for (auto& line : queued) {
+        telos::v1::GateFrame input;
+        input.mutable_input()->set_session(id);
+        input.mutable_input()->set_line(std::move(line));
+        (void)stream->Write(std::move(input));
+      }
+      continue;
+    }
+    const auto code = static_cast<StatusCode>(attached.code());
+    bool reroute = false;
+    {
+      std::lock_guard lock(mu_);
+      auto it = sessions_.find(id);
+      if (it == sessions_.end()) continue;
+      if (code == StatusCode::kFailedPrecondition && !attached.zone().empty() &&
+          it->second.reroutes < options_.reroutes_max) {
+        it->second.zone_hint = attached.zone();
+        ++it->second.reroutes;
+        it->second.state = State::kRouting;
+        reroute = true;
+      }
+    }
+    if (reroute) {
+      reroutes_.Increment();
+      blocking_([this, id, alive = alive_] {
+        if (*alive) Route(id);
+      });
+      continue;
+    }
+    Fail(id, "The world could not take you in: " + attached.message());
+  }
+  for (const auto& output : frame.outputs()) {
+    std::shared_ptr<world::PlayerSink> sink;
+    {
+      std::lock_guard lock(mu_);
+      auto it = sessions_.find(output.session());
+      if (it == sessions_.end()) continue;
+      sink = it->second.sink;
+      if (output.disconnect()) {
+        by_name_.erase(it->second.name_key);
+        sessions_.erase(it);
+      }
+    }
+    world::PlayerOutput out;
+    out.lines.assign(output.lines().begin(), output.lines().end());
+    for (const auto& event : output.events()) out.events.push_back({event.name(), event.json()});
+    out.disconnect = output.disconnect();
+    sink->Deliver(std::move(out));
+  }
+  for (const auto& redirect : frame.redirects()) {
+    const uint64_t id = redirect.session();
+    if (redirect.endpoint().empty()) {
+      // The shard stopped hosting the zone: find its next owner.
+      {
+        std::lock_guard lock(mu_);
+        auto it = sessions_.find(id);
+        if (it == sessions_.end()) continue;
+        it->second.stream.reset();
+        it->second.state = State::kRouting;
+        it->second.routing_since = clock_.Now();
+        it->second.zone_hint.clear();
+      }
+      reroutes_.Increment();
+      blocking_([this, id, alive = alive_] {
+        if (*alive) RetryRouteLater(id);
+      });
+      continue;
+    }
+    auto target = StreamTo(redirect.endpoint());
+    telos::v1::GateFrame attach;
+    {
+      std::lock_guard lock(mu_);
+      auto it = sessions_.find(id);
+      if (it == sessions_.end() || !target) continue;
+      it->second.stream = target;
+      it->second.state = State::kAttaching;
+      it->second.zone_hint.clear();
+      attach.mutable_attach()->set_session(id);
+      attach.mutable_attach()->set_handoff_token(redirect.handoff_token());
+      attach.mutable_attach()->set_assertion(it->second.assertion);
+    }
+    redirects_.Increment();
+    if (!target->Write(std::move(attach))) {
+      blocking_([this, id, alive = alive_] {
+        if (*alive) Route(id);
+      });
+    }
+  }
+  for (const auto& removed : frame.removed()) {
+    std::function<void()> done;
+    {
+      std::lock_guard lock(mu_);
+      auto it = sessions_.find(removed.session());
+      if (it == sessions_.end()) continue;
+      done = std::move(it->second.remove_done);
+      by_name_.erase(it->second.name_key);
+      sessions_.erase(it);
+    }
+    if (done) done();
+  }
+}
+
+void FleetWorldLink::OnStreamDone(const std::shared_ptr<ShardStream>& stream) {
+  std::vector<uint64_t> reroute;
+  std::vector<std::function<void()>> removed;
+  {
+    std::lock_guard lock(mu_);
+    auto it = streams_.find(stream->endpoint());
+    if (it != streams_.end() && it->second == stream) streams_.erase(it);
+    --live_streams_;
+    streams_done_.notify_all();
+    if (stopped_) return;
+    for (auto s = sessions_.begin(); s != sessions_.end();) {
+      Session& session = s->second;
+      if (session.stream != stream) {
+        ++s;
+        continue;
+      }
+      if (session.remove_done) {
+        removed.push_back(std::move(session.remove_done));
+        by_name_.erase(session.name_key);
+        s = sessions_.erase(s);
+        continue;
+      }
+      session.stream.reset();
+      session.state = State::kRouting;
+      session.routing_since = clock_.Now();
+      session.zone_hint.clear();
+      reroute.push_back(session.id);
+      ++s;
+    }
+  }
+  stream_losses_.Increment();
+  log_.Warn("shard stream lost",
+            {{"endpoint", stream->endpoint()}, {"sessions", static_cast<int64_t>(reroute.size())}});
+  for (auto& done : removed) done();
+  for (uint64_t id : reroute) {
+    blocking_([this, id, alive = alive_] {
+      if (*alive) RetryRouteLater(id);
+    });
+  }
+}
+
+}  // namespace telos::gate

@@ -1,0 +1,124 @@
+// FleetWorldLink: the gate's WorldLink in a fleet — sessions travel over one gRPC Play stream
+// per world shard (DESIGN.md section 5).
+//
+// Routing (spec 001, "placement routes"): a session goes to the shard that owns the zone named
+// in the player's placement record, resolved through the directory at the moment of entry, so a
+// returning player lands where they left even if that zone has moved since. A player with no
+// placement (new) or placed in the lobby — which every shard hosts — goes to a live shard picked
+// by a hash of the name. When a shard answers that the character's zone is elsewhere, the
+// session is routed again (bounded).
+//
+// Cross-shard movement: the source shard sends a Redirect; the link attaches the same session
+// at the destination with the handoff token. The player's terminal never notices. Lines typed
+// while a session is between shards are queued (bounded) and sent once it is attached.
+//
+// A shard's stream ending (crash, restart) does not end the sessions on it: each player is told,
+// and the session is routed again with its assertion once the zone has an owner, for up to
+// `reattach_window_ms`.
+//
+// Threading: every WorldLink method may be called from any thread and never blocks; directory
+// lookups run on `blocking`, timers on `io`, stream callbacks on gRPC's threads. One mutex
+// guards the session table; it is never held while calling a sink or a stream.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "telos/base/blocking.h"
+#include "telos/base/clock.h"
+#include "telos/base/log.h"
+#include "telos/base/metrics.h"
+#include "telos/directory/directory.h"
+#include "telos/gate/world_link.h"
+
+#include "telos/v1/fleet.grpc.pb.h"
+
+namespace telos::gate {
+
+struct FleetLinkOptions {
+  std::string gate_id;
+  std::string lobby_zone;
+  int64_t route_wait_ms = 20'000;  // waiting for a zone to get an owner
+  int64_t route_retry_ms = 250;    // between routing attempts
+  size_t queued_lines_max = 32;    // input held while a session is between shards
+  int reroutes_max = 4;            // "your zone is elsewhere" answers followed in a row
+};
+
+class ShardStream;
+
+class FleetWorldLink final : public WorldLink {
+ public:
+  FleetWorldLink(FleetLinkOptions options, directory::Directory& directory,
+                 boost::asio::io_context& io, BlockingRunner blocking, const Clock& clock,
+                 Logger& log, Metrics& metrics);
+  ~FleetWorldLink() override;
+
+  Status Enter(EnterRequest request, std::shared_ptr<world::PlayerSink> sink) override;
+  Status Input(const std::string& name_key, std::string line) override;
+  void Remove(const std::string& name_key, std::function<void()> done) override;
+  std::vector<world::WhoEntry> Who() const override;
+  size_t online_count() const override;
+
+  // Closes every stream and waits (bounded) until gRPC has finished them (shutdown). Sessions
+  // are dropped without output.
+  void Stop();
+  // Shards with an open stream (endpoints).
+  std::vector<std::string> ConnectedShards() const;
+
+  // Stream callbacks (gRPC threads).
+  void OnShardFrame(const std::shared_ptr<ShardStream>& stream, const telos::v1::ShardFrame& frame);
+  void OnStreamDone(const std::shared_ptr<ShardStream>& stream);
+
+ private:
+  enum class State { kRouting, kAttaching, kAttached };
+  struct Session {
+    uint64_t id = 0;
+    std::string name_key;
+    std::string display_name;
+    std::string assertion;
+    std::shared_ptr<world::PlayerSink> sink;
+    std::shared_ptr<ShardStream> stream;
+    State state = State::kRouting;
+    std::vector<std::string> queued;
+    std::function<void()> remove_done;
+    std::string zone_hint;  // where the last shard said the character is
+    int reroutes = 0;
+    Instant routing_since;
+    bool told_waiting = false;
+  };
+
+  void Route(uint64_t id);
+  void RetryRouteLater(uint64_t id);
+  void Fail(uint64_t id, const std::string& message);
+  std::shared_ptr<ShardStream> StreamTo(const std::string& endpoint);
+  Result<std::string> PickLobbyShard(const std::string& name_key,
+                                     const std::string& resident_shard);
+
+  const FleetLinkOptions options_;
+  directory::Directory& directory_;
+  boost::asio::io_context& io_;
+  const BlockingRunner blocking_;
+  const Clock& clock_;
+  Logger& log_;
+  prometheus::Counter& redirects_;
+  prometheus::Counter& reroutes_;
+  prometheus::Counter& stream_losses_;
+
+  mutable std::mutex mu_;
+  uint64_t next_session_ = 1;                                    // guarded by mu_
+  std::map<uint64_t, Session> sessions_;                         // guarded by mu_
+  std::map<std::string, uint64_t> by_name_;                      // guarded by mu_
+  std::map<std::string, std::shared_ptr<ShardStream>> streams_;  // guarded by mu_; by endpoint
+  std::map<std::string, std::unique_ptr<telos::v1::World::Stub>> stubs_;  // guarded by mu_
+  size_t live_streams_ = 0;                                               // guarded by mu_
+  std::condition_variable streams_done_;
+  bool stopped_ = false;  // guarded by mu_
+  std::shared_ptr<bool> alive_;
+};
+
+}  // namespace telos::gate

@@ -1,0 +1,159 @@
+// WorldShard: the fleet side of a `telos world` process (DESIGN.md sections 2 and 5).
+//
+// It serves the World gRPC service:
+//   - Play: one bidirectional stream per gate. A gate attaches a session with the player's
+//     signed assertion (verified offline with the account service's public key; the character is
+//     then loaded, claimed — minting its owner_epoch from max(directory, row) — and admitted) or
+//     with a handoff token (the arrival of a player another shard handed over). Input lines go to
+//     the character; output returns coalesced: everything produced while one write is in flight
+//     goes out in the next frame.
+//   - Handoff: a signed snapshot of a player walking in from another shard. The placement
+//     record moves with a strictly greater epoch (a stale or replayed snapshot is refused), the
+//     character is claimed and admitted at once, and waits (buffering output) for its gate to
+//     attach with the token.
+// It implements world::FleetHooks for the host: a player walking into a zone another shard owns
+// is frozen, signed over to that shard, and their gate is told to re-attach there (Redirect) —
+// the player's socket never closes. Every residency is registered in the directory (through
+// PlacementWriter) and every quit writes the fenced tombstone.
+//
+// When a gate's stream ends, its characters stay in the world link-dead for `link_dead_ms`; any
+// gate may re-attach them with the assertion in that time.
+//
+// Threading: gRPC callbacks run on gRPC's threads; directory and store calls run on `blocking`;
+// timers on `io`. Shared state is guarded by one mutex (never held across a call into the host
+// or a store).
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "telos/auth/documents.h"
+#include "telos/base/blocking.h"
+#include "telos/base/clock.h"
+#include "telos/base/log.h"
+#include "telos/base/metrics.h"
+#include "telos/directory/directory.h"
+#include "telos/shard/placement_writer.h"
+#include "telos/shard/store_ports.h"
+#include "telos/store/character_store.h"
+#include "telos/v1/fleet.grpc.pb.h"
+#include "telos/world/world_host.h"
+
+namespace telos::shard {
+
+struct WorldShardOptions {
+  std::string shard_id;
+  std::string endpoint;  // host:port other processes dial
+  std::string lobby_zone;
+  int64_t link_dead_ms = 60'000;
+  int64_t handoff_deadline_ms = 3'000;  // one Handoff RPC
+  int64_t handoff_ttl_ms = 15'000;      // how long a signed snapshot is valid
+  int64_t route_refresh_ms = 1'000;     // how often the zone -> owner cache is re-read
+};
+
+class StreamHandle;
+class SessionSink;
+
+class WorldShard final : public world::FleetHooks, public telos::v1::World::CallbackService {
+ public:
+  WorldShard(WorldShardOptions options, world::WorldHost& host, directory::Directory& directory,
+             store::CharacterStore& characters, StorePersistence& persistence,
+             const auth::VerifyKey& assertion_key, const auth::SigningKey& handoff_key,
+             boost::asio::io_context& io, BlockingRunner blocking, const Clock& clock, Logger& log,
+             Metrics& metrics);
+  ~WorldShard() override;
+
+  // Starts the placement writer and the route refresher.
+  void Start();
+  // Stops taking new attaches and handoffs; stops the background work.
+  void Stop();
+
+  // world::FleetHooks
+  bool IsRemote(const std::string& zone) const override;
+  void Depart(world::PlayerTransfer transfer) override;
+  void Resident(const std::string& name_key, const std::string& zone) override;
+  void Quit(const std::string& name_key, const std::string& zone) override;
+
+  // telos::v1::World
+  grpc::ServerBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame>* Play(
+      grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* Handoff(grpc::CallbackServerContext* context,
+                                    const telos::v1::SignedBlob* request,
+                                    telos::v1::HandoffReply* reply) override;
+
+  // Players frozen out of a zone this shard stopped hosting (lease lost, shutdown): each is
+  // forgotten here (their freeze saved them; the placement keeps its zone) and their gate is told
+  // to route them again, to whichever shard owns the zone next.
+  void Evacuate(std::vector<world::PlayerTransfer> players);
+
+  // Re-reads which shard owns each zone (normally done every route_refresh_ms).
+  void RefreshRoutes();
+
+  // Called by the streams (see play_stream.h).
+  void OnFrame(const std::shared_ptr<StreamHandle>& stream, const telos::v1::GateFrame& frame);
+  void OnStreamGone(const std::shared_ptr<StreamHandle>& stream);
+
+  size_t residents() const;
+  size_t streams() const;
+
+ private:
+  struct ResidentEntry {
+    std::string display_name;
+    int64_t account_id = 0;
+    std::string nonce;
+    uint64_t placement_epoch = 0;
+    std::string assertion;
+    std::string zone;
+    std::shared_ptr<SessionSink> sink;
+    std::string arrival_token;  // set until the gate attaches after a handoff arrival
+  };
+
+  void AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t session, std::string assertion);
+  void AttachArrival(const std::shared_ptr<StreamHandle>& stream, uint64_t session,
+                     const std::string& token);
+  void SendAttached(const std::shared_ptr<StreamHandle>& stream, uint64_t session, const Status& s,
+                    const std::string& zone);
+  Status AcceptHandoff(const std::string& blob);
+  void ShipPlayer(world::PlayerTransfer transfer);
+  void Bounce(world::PlayerTransfer transfer);
+  // Takes a character out (link-dead expiry, gate's Detach): freeze, save, tombstone.
+  void Remove(const std::string& name_key, std::function<void()> done);
+  void Forget(const std::string& name_key, const std::string& zone, bool tombstone);
+  void StartLinkDeadTimer(const std::string& name_key, std::shared_ptr<SessionSink> sink);
+  Status CallHandoff(const std::string& endpoint, const std::string& blob);
+  void ScheduleRefresh();
+
+  const WorldShardOptions options_;
+  world::WorldHost& host_;
+  directory::Directory& directory_;
+  store::CharacterStore& characters_;
+  StorePersistence& persistence_;
+  const auth::VerifyKey& assertion_key_;
+  const auth::SigningKey& handoff_key_;
+  boost::asio::io_context& io_;
+  const BlockingRunner blocking_;
+  const Clock& clock_;
+  Logger& log_;
+  PlacementWriter placements_;
+  prometheus::Counter& handoffs_out_;
+  prometheus::Counter& handoffs_in_;
+  prometheus::Counter& handoffs_refused_;
+  prometheus::Counter& attaches_refused_;
+  prometheus::Counter& outputs_dropped_;
+  prometheus::Histogram& handoff_ms_;
+
+  mutable std::mutex mu_;
+  std::map<std::string, ResidentEntry> residents_;    // guarded by mu_; by name key
+  std::map<std::string, std::string> remote_owners_;  // guarded by mu_; zone -> endpoint
+  std::map<std::string, std::unique_ptr<telos::v1::World::Stub>> peers_;  // guarded by mu_
+  std::vector<std::weak_ptr<StreamHandle>> streams_;                      // guarded by mu_
+  bool stopping_ = false;                                                 // guarded by mu_
+  std::shared_ptr<bool> alive_;                                           // timers check it
+};
+
+}  // namespace telos::shard

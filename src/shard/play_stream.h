@@ -1,0 +1,117 @@
+// The server end of one gate's Play stream, and the PlayerSink that binds a character to one
+// session on such a stream. Private to the shard module.
+//
+// StreamHandle outlives the gRPC reactor (sinks hold it weakly); once the reactor is done the
+// handle drops further output. Output is coalesced: frames added while a write is in flight are
+// merged into the next write. The pending frame is bounded (kPendingOutputsMax); a gate that
+// cannot keep up loses output beyond it, counted, rather than growing the shard's memory.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "telos/base/metrics.h"
+#include "telos/shard/world_shard.h"
+#include "telos/v1/fleet.grpc.pb.h"
+#include "telos/world/ports.h"
+
+namespace telos::shard {
+
+inline constexpr size_t kPendingOutputsMax = 65'536;
+// Half the gRPC message limit (rpc::kMessageBytesMax), leaving room for framing.
+inline constexpr size_t kPendingBytesMax = 2 * 1024 * 1024;
+inline constexpr size_t kBufferedOutputsMax = 512;  // per link-dead or arriving session
+
+class PlayReactor;
+
+class StreamHandle : public std::enable_shared_from_this<StreamHandle> {
+ public:
+  // `dropped` (may be null) counts output shed for a gate that is too far behind.
+  StreamHandle(PlayReactor* reactor, prometheus::Counter* dropped)
+      : reactor_(reactor), dropped_(dropped) {}
+
+  // Adds to the next frame (about `approx_bytes` of it) and starts a write if none is in
+  // flight. False once the stream ended, or when the frame is full (the output is shed).
+  bool Send(size_t approx_bytes, const std::function<void(telos::v1::ShardFrame&)>& add);
+
+  void set_gate_id(std::string id);
+  std::string gate_id() const;
+  void BindSession(uint64_t session, const std::string& name_key);
+  void UnbindSession(uint64_t session);
+  std::optional<std::string> SessionCharacter(uint64_t session) const;
+  std::map<uint64_t, std::string> sessions() const;
+  bool alive() const;
+
+  // Reactor side.
+  void WriteDone(bool ok);
+  void ReadsEnded();
+  void Done();
+
+ private:
+  void StartWriteLocked(std::unique_lock<std::mutex>& lock);
+
+  mutable std::mutex mu_;
+  PlayReactor* reactor_;  // null once done
+  prometheus::Counter* const dropped_;
+  std::string gate_id_;
+  std::map<uint64_t, std::string> sessions_;  // session -> character name key
+  telos::v1::ShardFrame pending_;
+  size_t pending_outputs_ = 0;
+  size_t pending_bytes_ = 0;
+  telos::v1::ShardFrame writing_frame_;
+  bool writing_ = false;
+  bool reads_ended_ = false;
+  bool finished_ = false;
+};
+
+class PlayReactor final
+    : public grpc::ServerBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame> {
+ public:
+  PlayReactor(WorldShard& shard, prometheus::Counter* dropped);
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnDone() override;
+
+ private:
+  WorldShard& shard_;
+  std::shared_ptr<StreamHandle> handle_;
+  telos::v1::GateFrame in_;
+};
+
+// A character's output channel on this shard: bound to (stream, session) while a gate holds
+// it, buffering otherwise (link-dead, or just arrived by handoff).
+class SessionSink final : public world::PlayerSink {
+ public:
+  void Deliver(world::PlayerOutput output) override;
+
+  // Binds to a session and sends what was buffered. Returns the previous binding, if any.
+  std::pair<std::shared_ptr<StreamHandle>, uint64_t> Bind(std::shared_ptr<StreamHandle> stream,
+                                                          uint64_t session);
+  void Unbind();
+  bool bound() const;
+  // The current binding (null stream when unbound).
+  std::pair<std::shared_ptr<StreamHandle>, uint64_t> binding() const;
+  // Incremented by every Bind/Unbind, so a timer can tell whether the binding changed.
+  uint64_t generation() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::weak_ptr<StreamHandle> stream_;
+  uint64_t session_ = 0;
+  uint64_t generation_ = 0;
+  std::deque<world::PlayerOutput> buffer_;
+};
+
+// About how many bytes an output adds to a frame.
+size_t ApproxBytes(const world::PlayerOutput& output);
+
+// Fills one Output message.
+void AppendOutput(telos::v1::ShardFrame& frame, uint64_t session,
+                  const world::PlayerOutput& output);
+
+}  // namespace telos::shard

@@ -1,0 +1,636 @@
+#include "telos/shard/world_shard.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "play_stream.h"
+#include "telos/rpc/channels.h"
+#include "telos/rpc/status_mapping.h"
+#include "telos/world/character_state.h"
+
+namespace telos::shard {
+namespace asio = boost::asio;
+namespace {
+constexpr size_t kControlBytes = 64;  // a reply, redirect or notice in a frame
+}  // namespace
+
+WorldShard::WorldShard(WorldShardOptions options, world::WorldHost& host,
+                       directory::Directory& directory, store::CharacterStore& characters,
+                       StorePersistence& persistence, const auth::VerifyKey& assertion_key,
+                       const auth::SigningKey& handoff_key, asio::io_context& io,
+                       BlockingRunner blocking, const Clock& clock, Logger& log, Metrics& metrics)
+    : options_(std::move(options)),
+      host_(host),
+      directory_(directory),
+      characters_(characters),
+      persistence_(persistence),
+      assertion_key_(assertion_key),
+      handoff_key_(handoff_key),
+      io_(io),
+      blocking_(std::move(blocking)),
+      clock_(clock),
+      log_(log),
+      placements_(directory, log, metrics),
+      handoffs_out_(metrics.Counter("handoffs_out_total", "Players handed to another shard")),
+      handoffs_in_(metrics.Counter("handoffs_in_total", "Players received from another shard")),
+      handoffs_refused_(
+          metrics.Counter("handoffs_refused_total", "Handoffs refused (stale, bad, not owner)")),
+      attaches_refused_(
+          metrics.Counter("attaches_refused_total", "Session attaches refused by this shard")),
+      outputs_dropped_(metrics.Counter("play_outputs_dropped_total",
+                                       "Output shed for a gate too far behind to take it")),
+      handoff_ms_(metrics.Histogram("handoff_ms", "Source-side handoff time, freeze to redirect",
+                                    {1, 2, 5, 10, 20, 50, 100, 250, 1000})),
+      alive_(std::make_shared<bool>(true)) {}
+
+WorldShard::~WorldShard() {
+  Stop();
+}
+
+void WorldShard::Start() {
+  placements_.Start();
+  blocking_([this] { RefreshRoutes(); });
+  ScheduleRefresh();
+}
+
+void WorldShard::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    *alive_ = false;
+  }
+  placements_.Stop();
+}
+
+size_t WorldShard::residents() const {
+  std::lock_guard lock(mu_);
+  return residents_.size();
+}
+
+size_t WorldShard::streams() const {
+  std::lock_guard lock(mu_);
+  size_t n = 0;
+  for (const auto& weak : streams_) {
+    if (auto s = weak.lock(); s && s->alive()) ++n;
+  }
+  return n;
+}
+
+// ------------------------------------------------------------------ routes
+
+void WorldShard::ScheduleRefresh() {
+  auto timer = std::make_shared<asio::steady_timer>(
+      io_, std::chrono::milliseconds(options_.route_refresh_ms));
+  timer->async_wait([this, timer, alive = alive_](boost::system::error_code ec) {
+    if (ec || !*alive) return;
+    blocking_([this, alive] {
+      if (!*alive) return;
+      RefreshRoutes();
+    });
+    ScheduleRefresh();
+  });
+}
+
+void WorldShard::RefreshRoutes() {
+  std::map<std::string, std::string> owners;
+  const auto running = host_.RunningZones();
+  for (const auto& zone : host_.pack().zones) {
+    if (zone.id == options_.lobby_zone) continue;
+    if (std::find(running.begin(), running.end(), zone.id) != running.end()) continue;
+    auto owner = directory_.OwnerOfZone(zone.id);
+    if (!owner.ok()) return;  // directory unreachable: keep the last view
+    if (*owner && (*owner)->shard_id != options_.shard_id && !(*owner)->endpoint.empty()) {
+      owners[zone.id] = (*owner)->endpoint;
+    }
+  }
+  std::lock_guard lock(mu_);
+  remote_owners_.swap(owners);
+}
+
+bool WorldShard::IsRemote(const std::string& zone) const {
+  std::lock_guard lock(mu_);
+  return remote_owners_.count(zone) != 0;
+}
+
+// ------------------------------------------------------------------ residency and quit
+
+void WorldShard::Resident(const std::string& name_key, const std::string& zone) {
+  directory::Placement placement;
+  {
+    std::lock_guard lock(mu_);
+    auto it = residents_.find(name_key);
+    if (it == residents_.end()) return;
+    it->second.zone = zone;
+    placement = {zone, it->second.placement_epoch, it->second.nonce, options_.shard_id};
+  }
+  placements_.Register(name_key, std::move(placement));
+}
+
+void WorldShard::Quit(const std::string& name_key, const std::string& zone) {
+  // The zone has saved the character; the disconnect output is on its way to the gate.
+  blocking_([this, name_key, zone] { Forget(name_key, zone, true); });
+}
+
+void WorldShard::Forget(const std::string& name_key, const std::string& zone, bool tombstone) {
+  ResidentEntry entry;
+  {
+    std::lock_guard lock(mu_);
+    auto it = residents_.find(name_key);
+    if (it == residents_.end()) return;
+    entry = std::move(it->second);
+    residents_.erase(it);
+  }
+  if (auto [stream, session] = entry.sink->binding(); stream) stream->UnbindSession(session);
+  persistence_.Unregister(name_key);
+  if (tombstone) {
+    placements_.Tombstone(name_key, options_.shard_id, entry.placement_epoch, entry.nonce,
+                          zone.empty() ? entry.zone : zone);
+  }
+}
+
+void WorldShard::Remove(const std::string& name_key, std::function<void()> done) {
+  host_.RemovePlayer(name_key, [this, name_key, done = std::move(done)] {
+    blocking_([this, name_key, done] {
+      Forget(name_key, "", true);
+      done();
+    });
+  });
+}
+
+void WorldShard::StartLinkDeadTimer(const std::string& name_key,
+                                    std::shared_ptr<SessionSink> sink) {
+  const uint64_t generation = sink->generation();
+  auto timer =
+      std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(options_.link_dead_ms));
+  timer->async_wait(
+      [this, timer, name_key, sink, generation, alive = alive_](boost::system::error_code ec) {
+        if (ec || !*alive) return;
+        if (sink->generation() != generation || sink->bound()) return;  // re-attached meanwhile
+        {
+          std::lock_guard lock(mu_);
+          auto it = residents_.find(name_key);
+          if (it == residents_.end() || it->second.sink != sink) return;
+        }
+        log_.Info("link-dead character removed", {{"character", name_key}});
+        Remove(name_key, [] {});
+      });
+}
+
+void WorldShard::Evacuate(std::vector<world::PlayerTransfer> players) {
+  for (const auto& player : players) {
+    const std::string key = world::NameKey(player.state.name);
+    std::shared_ptr<SessionSink> sink;
+    {
+      std::lock_guard lock(mu_);
+      auto it = residents_.find(key);
+      if (it == residents_.end()) continue;
+      sink = it->second.sink;
+    }
+    const auto binding = sink->binding();
+    Forget(key, player.state.room.zone, false);
+    if (!binding.first) continue;
+    const uint64_t session = binding.second;
+    binding.first->Send(kControlBytes, [&](telos::v1::ShardFrame& out) {
+      out.add_redirects()->set_session(session);  // no endpoint: route again
+    });
+  }
+}
+
+// ------------------------------------------------------------------ the Play stream
+
+grpc::ServerBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame>* WorldShard::Play(
+    grpc::CallbackServerContext*) {
+  return new PlayReactor(*this, &outputs_dropped_);
+}
+
+void WorldShard::OnFrame(const std::shared_ptr<StreamHandle>& stream,
+                         const telos::v1::GateFrame& frame) {
+  switch (frame.kind_case()) {
+    case telos::v1::GateFrame::kHello: {
+      stream->set_gate_id(frame.hello().gate_id().substr(0, directory::kIdBytesMax));
+      std::lock_guard lock(mu_);
+      std::erase_if(streams_, [](const auto& weak) { return weak.expired(); });
+      streams_.push_back(stream);
+      log_.Info("gate stream opened", {{"gate", stream->gate_id()}});
+      return;
+    }
+    case telos::v1::GateFrame::kAttach: {
+      const auto& attach = frame.attach();
+      if (!attach.handoff_token().empty()) {
+        return AttachArrival(stream, attach.session(), attach.handoff_token());
+      }
+      blocking_([this, stream, session = attach.session(), assertion = attach.assertion()] {
+        AttachLogin(stream, session, assertion);
+      });
+      return;
+    }
+    case telos::v1::GateFrame::kInput: {
+      const auto& input = frame.input();
+      auto name = stream->SessionCharacter(input.session());
+      if (!name) return;  // handed off or removed meanwhile; the gate is being redirected
+      const Status s = host_.Submit(*name, input.line());
+      if (s.code() == StatusCode::kResourceExhausted) {
+        stream->Send(kControlBytes, [&](telos::v1::ShardFrame& out) {
+          world::PlayerOutput notice;
+          notice.lines.push_back("The world is busy; that command was dropped.");
+          AppendOutput(out, input.session(), notice);
+        });
+      }
+      return;
+    }
+    case telos::v1::GateFrame::kDetach: {
+      const uint64_t session = frame.detach().session();
+      auto name = stream->SessionCharacter(session);
+      if (!name) {
+        stream->Send(kControlBytes,
+                     [&](telos::v1::ShardFrame& out) { out.add_removed()->set_session(session); });
+        return;
+      }
+      Remove(*name, [stream, session] {
+        stream->Send(kControlBytes,
+                     [&](telos::v1::ShardFrame& out) { out.add_removed()->set_session(session); });
+      });
+      return;
+    }
+    case telos::v1::GateFrame::KIND_NOT_SET: return;
+  }
+}
+
+void WorldShard::OnStreamGone(const std::shared_ptr<StreamHandle>& stream) {
+  log_.Info("gate stream closed", {{"gate", stream->gate_id()}});
+  for (const auto& [session, name_key] : stream->sessions()) {
+    std::shared_ptr<SessionSink> sink;
+    {
+      std::lock_guard lock(mu_);
+      auto it = residents_.find(name_key);
+      if (it == residents_.end()) continue;
+      sink = it->second.sink;
+    }
+    auto [bound_stream, bound_session] = sink->binding();
+    if (bound_stream != nullptr && bound_stream != stream) continue;  // already re-attached
+    sink->Unbind();
+    log_.Info("character link-dead", {{"character", name_key}, {"gate", stream->gate_id()}});
+    StartLinkDeadTimer(name_key, sink);
+  }
+}
+
+void WorldShard::SendAttached(const std::shared_ptr<StreamHandle>& stream, uint64_t session,
+                              const Status& s, const std::string& zone) {
+  if (!s.ok()) attaches_refused_.Increment();
+  stream->Send(kControlBytes, [&](telos::v1::ShardFrame& out) {
+    auto* attached = out.add_attached();
+    attached->set_session(session);
+    attached->set_code(static_cast<int32_t>(s.code()));
+    attached->set_message(s.message());
+    attached->set_zone(zone);
+  });
+}
+
+void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t session,
+                             std::string assertion) {
+  auto claim = auth::VerifyAssertion(assertion_key_, assertion, clock_);
+  if (!claim.ok()) {
+    log_.Warn("security: assertion refused",
+              {{"gate", stream->gate_id()}, {"error", claim.status().ToString()}});
+    return SendAttached(stream, session, claim.status(), "");
+  }
+  const std::string key = world::NameKey(claim->character);
+
+  // Already playing here (link-dead, or on another connection): take the character over.
+  std::shared_ptr<SessionSink> existing;
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return SendAttached(stream, session, Status::Unavailable("shard stopping"), "");
+    auto it = residents_.find(key);
+    if (it != residents_.end()) {
+      if (it->second.account_id != claim->account_id) {
+        return SendAttached(stream, session, Status::PermissionDenied("not your character"), "");
+      }
+      existing = it->second.sink;
+      it->second.assertion = assertion;
+      it->second.arrival_token.clear();
+    }
+  }
+  if (existing) {
+    stream->BindSession(session, key);
+    SendAttached(stream, session, Status::Ok(), host_.ZoneOf(key).value_or(""));
+    const auto previous = existing->Bind(stream, session);
+    const std::shared_ptr<StreamHandle>& old_stream = previous.first;
+    const uint64_t old_session = previous.second;
+    if (old_stream && (old_stream != stream || old_session != session)) {
+      old_stream->UnbindSession(old_session);
+      old_stream->Send(kControlBytes, [&](telos::v1::ShardFrame& out) {
+        world::PlayerOutput notice;
+        notice.lines.push_back("Your character was taken up by a new connection.");
+        notice.disconnect = true;
+        AppendOutput(out, old_session, notice);
+      });
+    }
+    log_.Info("character resumed", {{"character", claim->character}, {"gate", stream->gate_id()}});
+    (void)host_.Submit(key, "look");
+    return;
+  }
+
+  // Load the row; it names the room (and so the zone) the character stands in.
+  auto row = characters_.Load(claim->character);
+  if (!row.ok()) return SendAttached(stream, session, row.status(), "");
+  if (row->account_id != claim->account_id) {
+    return SendAttached(stream, session, Status::PermissionDenied("not your character"), "");
+  }
+  auto state = world::DecodeCharacter(row->state_json);
+  if (!state.ok())
+    return SendAttached(stream, session, Status::Internal("unreadable character"), "");
+  const std::string zone = host_.TargetZone(*state);
+  if (host_.FindZone(zone) == nullptr) {
+    // The gate routed by a stale view: tell it where the character really is.
+    return SendAttached(stream, session,
+                        Status::FailedPrecondition("zone " + zone + " is not hosted here"), zone);
+  }
+
+  // A first residency starts the epoch at 1; only a handoff raises it (invariant 4).
+  uint64_t placement_epoch = 1;
+  if (auto placement = directory_.LookupPlacement(key); placement.ok() && *placement) {
+    placement_epoch = std::max<uint64_t>((*placement)->epoch, 1);
+  } else if (!placement.ok()) {
+    log_.Warn("placement unreadable at login",
+              {{"character", key}, {"error", placement.status().ToString()}});
+  }
+  persistence_.AwaitSaved(key);  // a save queued from an earlier visit here lands first
+  auto claimed =
+      characters_.ClaimOwnership(claim->character, static_cast<int64_t>(placement_epoch));
+  if (!claimed.ok()) return SendAttached(stream, session, claimed.status(), "");
+  auto fresh = world::DecodeCharacter(claimed->state_json);
+  if (!fresh.ok())
+    return SendAttached(stream, session, Status::Internal("unreadable character"), "");
+
+  auto sink = std::make_shared<SessionSink>();
+  {
+    std::lock_guard lock(mu_);
+    if (residents_.count(key) != 0) {
+      return SendAttached(stream, session,
+                          Status::AlreadyExists(claimed->name + " is entering the world"), "");
+    }
+    ResidentEntry entry;
+    entry.display_name = claimed->name;
+    entry.account_id = claimed->account_id;
+    entry.nonce = claim->nonce;
+    entry.placement_epoch = placement_epoch;
+    entry.assertion = assertion;
+    entry.zone = zone;
+    entry.sink = sink;
+    residents_[key] = std::move(entry);
+  }
+  persistence_.Register(key, claimed->name, claimed->account_id, claimed->state_version,
+                        claimed->owner_epoch);
+  stream->BindSession(session, key);
+  sink->Bind(stream, session);
+  SendAttached(stream, session, Status::Ok(), zone);
+  if (Status s = host_.Login(std::move(*fresh), sink); !s.ok()) {
+    stream->UnbindSession(session);
+    Forget(key, zone, false);
+    SendAttached(stream, session, s, "");
+    return;
+  }
+  log_.Info("character entered", {{"character", claimed->name},
+                                  {"zone", zone},
+                                  {"owner_epoch", claimed->owner_epoch},
+                                  {"placement_epoch", static_cast<int64_t>(placement_epoch)},
+                                  {"gate", stream->gate_id()}});
+}
+
+void WorldShard::AttachArrival(const std::shared_ptr<StreamHandle>& stream, uint64_t session,
+                               const std::string& token) {
+  std::string key;
+  std::shared_ptr<SessionSink> sink;
+  std::string zone;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [name_key, entry] : residents_) {
+      if (!entry.arrival_token.empty() && entry.arrival_token == token) {
+        key = name_key;
+        sink = entry.sink;
+        zone = entry.zone;
+        entry.arrival_token.clear();
+        break;
+      }
+    }
+  }
+  if (!sink) {
+    return SendAttached(stream, session, Status::NotFound("no arrival with that token"), "");
+  }
+  stream->BindSession(session, key);
+  SendAttached(stream, session, Status::Ok(), zone);
+  sink->Bind(stream, session);
+}
+
+// ------------------------------------------------------------------ handoff: destination
+
+grpc::ServerUnaryReactor* WorldShard::Handoff(grpc::CallbackServerContext* context,
+                                              const telos::v1::SignedBlob* request,
+                                              telos::v1::HandoffReply* reply) {
+  auto* reactor = context->DefaultReactor();
+  std::string blob = request->SerializeAsString();
+  blocking_([this, reactor, reply, blob = std::move(blob)] {
+    const Status s = AcceptHandoff(blob);
+    if (s.ok()) {
+      reply->set_shard_id(options_.shard_id);
+    } else {
+      handoffs_refused_.Increment();
+    }
+    reactor->Finish(rpc::ToGrpc(s));
+  });
+  return reactor;
+}
+
+Status WorldShard::AcceptHandoff(const std::string& blob) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return Status::Unavailable("shard stopping");
+  }
+  auto snapshot = auth::VerifySnapshot(handoff_key_.verify_key(), blob, clock_);
+  if (!snapshot.ok()) {
+    log_.Warn("security: handoff snapshot refused", {{"error", snapshot.status().ToString()}});
+    return snapshot.status();
+  }
+  if (host_.FindZone(snapshot->zone) == nullptr) {
+    return Status::FailedPrecondition("zone " + snapshot->zone + " is not hosted here");
+  }
+  const std::string key = world::NameKey(snapshot->character);
+  {
+    std::lock_guard lock(mu_);
+    if (residents_.count(key) != 0) return Status::AlreadyExists(key + " is already here");
+  }
+  // Everything that can be checked is checked before anything moves.
+  auto state = world::DecodeCharacter(snapshot->state_json);
+  if (!state.ok()) return Status::InvalidArgument("handoff snapshot: unreadable character");
+  state->room.zone = snapshot->zone;
+  if (host_.pack().FindRoom(state->room) == nullptr) {
+    state->room = world::Ref{};  // the zone's entry falls back to the start room rule
+  }
+  // The placement moves first, strictly forward: a replayed or stale snapshot stops here.
+  const directory::Placement placement{snapshot->zone, snapshot->placement_epoch, snapshot->nonce,
+                                       options_.shard_id};
+  if (Status s = directory_.HandoffPlacement(key, placement); !s.ok()) {
+    log_.Warn("handoff refused", {{"character", key},
+                                  {"epoch", static_cast<int64_t>(snapshot->placement_epoch)},
+                                  {"error", s.ToString()}});
+    return s;
+  }
+  auto claimed = characters_.ClaimOwnership(snapshot->character,
+                                            static_cast<int64_t>(snapshot->placement_epoch));
+  if (!claimed.ok()) return claimed.status();
+
+  auto sink = std::make_shared<SessionSink>();
+  {
+    std::lock_guard lock(mu_);
+    ResidentEntry entry;
+    entry.display_name = claimed->name;
+    entry.account_id = claimed->account_id;
+    entry.nonce = snapshot->nonce;
+    entry.placement_epoch = snapshot->placement_epoch;
+    entry.assertion = snapshot->assertion;
+    entry.zone = snapshot->zone;
+    entry.sink = sink;
+    entry.arrival_token = snapshot->token;
+    residents_[key] = std::move(entry);
+  }
+  persistence_.Register(key, claimed->name, claimed->account_id, claimed->state_version,
+                        claimed->owner_epoch);
+  // The arrival is durable at once (handoff flushes), then the zone saves as usual.
+  persistence_.RequestSave({key, world::EncodeCharacter(*state), world::SaveReason::kFreeze});
+  // From here the player is ours (placement and owner_epoch moved): if the zone cannot take
+  // them, the lobby, which every shard runs, does.
+  world::PlayerTransfer transfer{*state, sink, snapshot->reply_to, snapshot->arrival, {}};
+  if (Status s = host_.Admit(std::move(transfer)); !s.ok()) {
+    log_.Warn("handoff arrival refused by its zone: placed in the lobby",
+              {{"character", key}, {"zone", snapshot->zone}, {"error", s.ToString()}});
+    state->room = host_.pack().start_room;
+    if (Status lobby = host_.Admit({std::move(*state), sink, snapshot->reply_to, {}, {}});
+        !lobby.ok()) {
+      Forget(key, snapshot->zone, false);
+      return Status::Internal("handoff arrival could not be admitted: " + lobby.ToString());
+    }
+  }
+  handoffs_in_.Increment();
+  log_.Info("handoff arrived", {{"character", claimed->name},
+                                {"zone", snapshot->zone},
+                                {"from", snapshot->from_shard},
+                                {"epoch", static_cast<int64_t>(snapshot->placement_epoch)}});
+  StartLinkDeadTimer(key, sink);  // if the gate never attaches, the character is saved and out
+  return Status::Ok();
+}
+
+// ------------------------------------------------------------------ handoff: source
+
+void WorldShard::Depart(world::PlayerTransfer transfer) {
+  blocking_([this, transfer = std::move(transfer)]() mutable { ShipPlayer(std::move(transfer)); });
+}
+
+void WorldShard::Bounce(world::PlayerTransfer transfer) {
+  transfer.state.room = transfer.from_room;
+  transfer.arrival = {"The way is closed; you stay where you are."};
+  const std::string key = world::NameKey(transfer.state.name);
+  if (Status s = host_.Admit(std::move(transfer)); !s.ok()) {
+    log_.Error("handoff bounce failed: character removed",
+               {{"character", key}, {"error", s.ToString()}});
+    Forget(key, "", true);
+  }
+}
+
+Status WorldShard::CallHandoff(const std::string& endpoint, const std::string& blob) {
+  telos::v1::World::Stub* stub = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    auto& slot = peers_[endpoint];
+    if (!slot) slot = telos::v1::World::NewStub(rpc::MakeChannel(endpoint));
+    stub = slot.get();
+  }
+  telos::v1::SignedBlob request;
+  if (!request.ParseFromString(blob)) return Status::Internal("snapshot did not serialize");
+  telos::v1::HandoffReply reply;
+  grpc::ClientContext context;
+  rpc::PrepareCall(context, std::chrono::milliseconds(options_.handoff_deadline_ms), "");
+  return rpc::FromGrpc(stub->Handoff(&context, request, &reply));
+}
+
+void WorldShard::ShipPlayer(world::PlayerTransfer transfer) {
+  const Instant started = clock_.Now();
+  const std::string key = world::NameKey(transfer.state.name);
+  const std::string zone = transfer.state.room.zone;
+  ResidentEntry entry;
+  {
+    std::lock_guard lock(mu_);
+    auto it = residents_.find(key);
+    if (it == residents_.end()) return Bounce(std::move(transfer));
+    entry = it->second;
+  }
+  auto owner = directory_.OwnerOfZone(zone);
+  if (!owner.ok() || !*owner || (*owner)->shard_id == options_.shard_id ||
+      (*owner)->endpoint.empty()) {
+    log_.Warn("handoff impossible: no live owner", {{"character", key}, {"zone", zone}});
+    return Bounce(std::move(transfer));
+  }
+  const auto binding = entry.sink->binding();
+  const std::shared_ptr<StreamHandle>& stream = binding.first;
+  const uint64_t session = binding.second;
+  auth::HandoffSnapshot snapshot;
+  snapshot.character = transfer.state.name;
+  snapshot.account_id = entry.account_id;
+  snapshot.state_json = world::EncodeCharacter(transfer.state);
+  snapshot.zone = zone;
+  snapshot.placement_epoch = entry.placement_epoch + 1;
+  snapshot.nonce = entry.nonce;
+  snapshot.from_shard = options_.shard_id;
+  snapshot.gate_id = stream ? stream->gate_id() : "";
+  snapshot.session = session;
+  snapshot.token = auth::RandomToken();
+  snapshot.reply_to = transfer.reply_to;
+  snapshot.arrival = transfer.arrival;
+  snapshot.expires_unix_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
+          .count() +
+      options_.handoff_ttl_ms;
+  snapshot.assertion = entry.assertion;
+  const std::string blob = auth::SignSnapshot(handoff_key_, snapshot);
+
+  Status s = CallHandoff((*owner)->endpoint, blob);
+  if (!s.ok() && (s.code() == StatusCode::kDeadlineExceeded ||
+                  s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kUnknownResult)) {
+    // Maybe applied: the placement record says whether the destination took the player.
+    auto placement = directory_.LookupPlacement(key);
+    if (placement.ok() && *placement && (*placement)->epoch >= snapshot.placement_epoch &&
+        (*placement)->shard == (*owner)->shard_id) {
+      s = Status::Ok();
+    }
+  }
+  if (!s.ok()) {
+    handoffs_refused_.Increment();
+    log_.Warn("handoff failed: player stays",
+              {{"character", key}, {"zone", zone}, {"error", s.ToString()}});
+    return Bounce(std::move(transfer));
+  }
+  {
+    std::lock_guard lock(mu_);
+    residents_.erase(key);
+  }
+  persistence_.Unregister(key);
+  if (stream) {
+    stream->UnbindSession(session);
+    stream->Send(kControlBytes, [&](telos::v1::ShardFrame& out) {
+      auto* redirect = out.add_redirects();
+      redirect->set_session(session);
+      redirect->set_shard_id((*owner)->shard_id);
+      redirect->set_endpoint((*owner)->endpoint);
+      redirect->set_handoff_token(snapshot.token);
+    });
+  }
+  handoffs_out_.Increment();
+  handoff_ms_.Observe(static_cast<double>(ElapsedMs(started, clock_.Now())));
+  log_.Info("handoff sent", {{"character", transfer.state.name},
+                             {"zone", zone},
+                             {"to", (*owner)->shard_id},
+                             {"epoch", static_cast<int64_t>(snapshot.placement_epoch)}});
+}
+
+}  // namespace telos::shard

@@ -1,0 +1,574 @@
+// ZoneLeaseKeeper on a MemoryDirectory under a ManualClock: every pass is a Tick() called by
+// hand, and time moves only when the test advances it, so each lease decision is deterministic.
+#include "telos/shard/zone_lease_keeper.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "telos/base/clock.h"
+#include "telos/directory/memory_directory.h"
+
+namespace telos::shard {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Pair;
+
+constexpr int64_t kTtlMs = 15'000;
+constexpr int64_t kFenceMs = kTtlMs / 6;
+
+// Records what the keeper asked of the world host; StartZone fails for zones in `refuse`.
+class FakeHost final : public ZoneHosting {
+ public:
+  struct Stop {
+    std::string zone;
+    std::string why;
+  };
+  Status StartZone(const std::string& zone, uint64_t epoch) override {
+    starts.emplace_back(zone, epoch);
+    if (refuse.contains(zone)) return Status::Internal("content for " + zone + " is broken");
+    hosting.insert(zone);
+    return Status::Ok();
+  }
+  void StopZone(const std::string& zone, const std::string& why) override {
+    stops.push_back({zone, why});
+    hosting.erase(zone);
+  }
+  std::vector<std::pair<std::string, uint64_t>> starts;
+  std::vector<Stop> stops;
+  std::set<std::string> hosting;
+  std::set<std::string> refuse;
+};
+
+// A Directory that forwards to another and injects faults into lease renewals and claims. A
+// renew may also take `renew_delay` of manual time, as a slow Redis would.
+class FaultyDirectory final : public directory::Directory {
+ public:
+  FaultyDirectory(directory::Directory& inner, ManualClock& clock) : in_(inner), clock_(clock) {}
+
+  std::atomic<bool> fail_renew{false};
+  std::atomic<bool> fail_claim{false};
+  Duration renew_delay{0};
+  std::map<std::string, int> renew_calls;
+
+  Status RegisterShard(std::string_view id, std::string_view ep, int64_t ttl) override {
+    return in_.RegisterShard(id, ep, ttl);
+  }
+  Status HeartbeatShard(std::string_view id, std::string_view ep, int64_t ttl) override {
+    return in_.HeartbeatShard(id, ep, ttl);
+  }
+  Status DeregisterShard(std::string_view id, std::string_view ep) override {
+    return in_.DeregisterShard(id, ep);
+  }
+  Result<std::vector<directory::ShardInfo>> ListShards() override { return in_.ListShards(); }
+  Result<directory::LeaseGrant> ClaimZone(std::string_view zone, std::string_view id,
+                                          int64_t ttl) override {
+    if (fail_claim) return Status::Unavailable("injected: directory down");
+    return in_.ClaimZone(zone, id, ttl);
+  }
+  Result<directory::LeaseGrant> RenewZone(std::string_view zone, std::string_view id,
+                                          uint64_t epoch, int64_t ttl) override {
+    ++renew_calls[std::string(zone)];
+    clock_.Advance(renew_delay);
+    if (fail_renew) return Status::Unavailable("injected: directory down");
+    return in_.RenewZone(zone, id, epoch, ttl);
+  }
+  Status ReleaseZone(std::string_view zone, std::string_view id, uint64_t epoch) override {
+    return in_.ReleaseZone(zone, id, epoch);
+  }
+  Result<directory::LeaseGrant> TransferZone(std::string_view zone, std::string_view from,
+                                             uint64_t from_epoch, std::string_view to,
+                                             int64_t ttl) override {
+    return in_.TransferZone(zone, from, from_epoch, to, ttl);
+  }
+  Result<std::optional<directory::ZoneOwner>> OwnerOfZone(std::string_view zone) override {
+    return in_.OwnerOfZone(zone);
+  }
+  Result<directory::LeaseGrant> Campaign(std::string_view s, std::string_view c,
+                                         int64_t ttl) override {
+    return in_.Campaign(s, c, ttl);
+  }
+  Result<directory::LeaseGrant> RenewLeadership(std::string_view s, std::string_view c,
+                                                uint64_t term, int64_t ttl) override {
+    return in_.RenewLeadership(s, c, term, ttl);
+  }
+  Status Resign(std::string_view s, std::string_view c, uint64_t term) override {
+    return in_.Resign(s, c, term);
+  }
+  Result<directory::LeaseGrant> ConfirmLeadership(std::string_view s, std::string_view c,
+                                                  uint64_t term) override {
+    return in_.ConfirmLeadership(s, c, term);
+  }
+  Result<std::optional<directory::Leader>> LeaderOf(std::string_view s) override {
+    return in_.LeaderOf(s);
+  }
+  Status HandoffPlacement(std::string_view p, const directory::Placement& pl) override {
+    return in_.HandoffPlacement(p, pl);
+  }
+  Status RegisterPlacement(std::string_view p, const directory::Placement& pl) override {
+    return in_.RegisterPlacement(p, pl);
+  }
+  Result<bool> TombstonePlacement(std::string_view p, std::string_view s, uint64_t e,
+                                  std::string_view n, std::string_view z) override {
+    return in_.TombstonePlacement(p, s, e, n, z);
+  }
+  Status DeletePlacement(std::string_view p) override { return in_.DeletePlacement(p); }
+  Result<std::optional<directory::Placement>> LookupPlacement(std::string_view p) override {
+    return in_.LookupPlacement(p);
+  }
+  Status SetPresence(std::string_view p, std::string_view g, std::string_view s,
+                     int64_t ttl) override {
+    return in_.SetPresence(p, g, s, ttl);
+  }
+  Status ClearPresence(std::string_view p, std::string_view g) override {
+    return in_.ClearPresence(p, g);
+  }
+  Result<std::optional<directory::Presence>> GetPresence(std::string_view p) override {
+    return in_.GetPresence(p);
+  }
+  Result<std::vector<directory::Presence>> ListPresence() override { return in_.ListPresence(); }
+  Status ReportOccupancy(std::string_view s, const std::vector<directory::ZoneCount>& z) override {
+    return in_.ReportOccupancy(s, z);
+  }
+  Result<std::vector<directory::Occupancy>> ListOccupancy() override { return in_.ListOccupancy(); }
+  Result<directory::Reservation> Reserve(std::string_view t, int64_t a, int64_t ttl) override {
+    return in_.Reserve(t, a, ttl);
+  }
+  Status ReleaseReservation(std::string_view t, std::string_view id) override {
+    return in_.ReleaseReservation(t, id);
+  }
+  Result<int64_t> ReservedSum(std::string_view t) override { return in_.ReservedSum(t); }
+  Result<directory::DrainTarget> SelectDrainTarget(
+      const directory::DrainTargetRequest& r) override {
+    return in_.SelectDrainTarget(r);
+  }
+  Status IssueDirective(std::string_view z, std::string_view f, std::string_view t,
+                        int64_t ttl) override {
+    return in_.IssueDirective(z, f, t, ttl);
+  }
+  Result<std::vector<directory::Directive>> ListDirectives(std::string_view f) override {
+    return in_.ListDirectives(f);
+  }
+  Status CompleteDirective(std::string_view z, std::string_view f) override {
+    return in_.CompleteDirective(z, f);
+  }
+  Status StartCooldown(std::string_view z, int64_t ttl) override {
+    return in_.StartCooldown(z, ttl);
+  }
+  Result<int64_t> CooldownRemainingMs(std::string_view z) override {
+    return in_.CooldownRemainingMs(z);
+  }
+
+ private:
+  directory::Directory& in_;
+  ManualClock& clock_;
+};
+
+class ZoneLeaseKeeperTest : public ::testing::Test {
+ protected:
+  ZoneLeaseKeeperOptions Options(const std::string& id, const std::string& endpoint) {
+    ZoneLeaseKeeperOptions o;
+    o.shard_id = id;
+    o.endpoint = endpoint;
+    o.pool = {"town", "crypt", "arena", "town"};  // unsorted, with a duplicate
+    o.lease_ttl_ms = kTtlMs;
+    o.shard_ttl_ms = kTtlMs;
+    return o;
+  }
+  std::unique_ptr<ZoneLeaseKeeper> Keeper(ZoneLeaseKeeperOptions options, FakeHost& host,
+                                          directory::Directory* dir = nullptr) {
+    return std::make_unique<ZoneLeaseKeeper>(std::move(options), dir ? *dir : dir_, host, clock_,
+                                             log_, metrics_);
+  }
+  std::optional<directory::ZoneOwner> Owner(const std::string& zone) {
+    auto owner = dir_.OwnerOfZone(zone);
+    EXPECT_TRUE(owner.ok()) << owner.status().ToString();
+    return owner.ok() ? *owner : std::nullopt;
+  }
+  void Advance(int64_t ms) { clock_.Advance(Millis(ms)); }
+  int LogCount(const std::string& msg) const {
+    const std::string text = log_text_.str();
+    const std::string needle = "\"msg\":\"" + msg + "\"";
+    int n = 0;
+    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+      ++n;
+    }
+    return n;
+  }
+
+  ManualClock clock_;
+  directory::MemoryDirectory dir_{clock_};
+  std::ostringstream log_text_;
+  Logger log_{"world", LogLevel::kInfo,
+              std::make_shared<spdlog::sinks::ostream_sink_mt>(log_text_, /*force_flush=*/true)};
+  Metrics metrics_;
+};
+
+TEST_F(ZoneLeaseKeeperTest, TwoKeepersSplitNothingTwiceAndTheStandbyAdoptsOrphans) {
+  FakeHost host_a, host_b;
+  auto a = Keeper(Options("A", "10.0.0.1:7000"), host_a);
+  auto b = Keeper(Options("B", "10.0.0.2:7000"), host_b);
+  ASSERT_TRUE(a->Register().ok());
+  a->Tick();
+  // Claimed in sorted order, each at the first epoch.
+  EXPECT_THAT(host_a.starts, ElementsAre(Pair("arena", 1u), Pair("crypt", 1u), Pair("town", 1u)));
+  EXPECT_THAT(a->held(), ElementsAre(Pair("arena", 1u), Pair("crypt", 1u), Pair("town", 1u)));
+  EXPECT_FALSE(a->standby());
+
+  ASSERT_TRUE(b->Register().ok());
+  b->Tick();
+  EXPECT_TRUE(b->standby());
+  EXPECT_THAT(b->held(), IsEmpty());
+  EXPECT_THAT(host_b.starts, IsEmpty());
+  EXPECT_EQ(LogCount("won no zones: STANDBY"), 1);
+
+  // A goes quiet (no ticks) past its leases; B keeps its passes going and adopts every zone.
+  for (int64_t step : {kTtlMs / 3, kTtlMs / 3, kTtlMs / 3 - 1}) {
+    Advance(step);
+    b->Tick();
+    EXPECT_TRUE(b->standby()) << "a live lease must not be taken";
+  }
+  EXPECT_EQ(LogCount("won no zones: STANDBY"), 1) << "logged once, not every pass";
+  Advance(1);  // A's leases lapse now
+  b->Tick();
+  EXPECT_THAT(b->held(), ElementsAre(Pair("arena", 2u), Pair("crypt", 2u), Pair("town", 2u)));
+  EXPECT_THAT(host_b.starts, ElementsAre(Pair("arena", 2u), Pair("crypt", 2u), Pair("town", 2u)));
+  ASSERT_TRUE(Owner("town").has_value());
+  EXPECT_EQ(Owner("town")->shard_id, "B");
+
+  // A wakes up: every renew is refused, so it stops every zone and claims none back.
+  a->Tick();
+  ASSERT_EQ(host_a.stops.size(), 3u);
+  for (const FakeHost::Stop& stop : host_a.stops) {
+    EXPECT_THAT(stop.why, HasSubstr("failed_precondition")) << stop.zone;
+  }
+  EXPECT_THAT(host_a.hosting, IsEmpty());
+  EXPECT_TRUE(a->standby());
+  EXPECT_EQ(host_a.starts.size(), 3u);
+  EXPECT_EQ(LogCount("won no zones: STANDBY"), 2) << "A became a standby";
+  EXPECT_EQ(LogCount("lease lost: stopping zone"), 3);
+  EXPECT_EQ(LogCount("claimed zone"), 6);
+  // A's registration had lapsed too; its heartbeat registered it again.
+  auto shards = dir_.ListShards();
+  ASSERT_TRUE(shards.ok());
+  EXPECT_EQ(shards->size(), 2u);
+}
+
+TEST_F(ZoneLeaseKeeperTest, DuplicateShardIdFromAnotherEndpointIsRefused) {
+  FakeHost host_a, host_b;
+  auto a = Keeper(Options("world-1", "10.0.0.1:7000"), host_a);
+  auto impostor = Keeper(Options("world-1", "10.0.0.9:7000"), host_b);
+  ASSERT_TRUE(a->Register().ok());
+  const Status refused = impostor->Register();
+  EXPECT_EQ(refused.code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(refused.message(),
+            "shard id world-1 is already registered by a live shard at 10.0.0.1:7000");
+  // The same endpoint registering again only refreshes.
+  EXPECT_TRUE(a->Register().ok());
+  // Once the live holder lapses the id is free.
+  Advance(kTtlMs + 1);
+  EXPECT_TRUE(impostor->Register().ok());
+}
+
+TEST_F(ZoneLeaseKeeperTest, AnotherEndpointTakingOurIdStopsEveryZone) {
+  FakeHost host, other;
+  ZoneLeaseKeeperOptions o = Options("world-1", "10.0.0.1:7000");
+  o.shard_ttl_ms = 3'000;  // the registration lapses long before the leases
+  auto a = Keeper(o, host);
+  ASSERT_TRUE(a->Register().ok());
+  a->Tick();
+  ASSERT_EQ(a->held().size(), 3u);
+  Advance(3'001);
+  ASSERT_TRUE(dir_.RegisterShard("world-1", "10.0.0.9:7000", kTtlMs).ok());
+  a->Tick();
+  EXPECT_TRUE(a->standby());
+  EXPECT_EQ(host.stops.size(), 3u);
+  EXPECT_THAT(host.hosting, IsEmpty());
+  EXPECT_EQ(host.starts.size(), 3u) << "nothing is claimed under a taken id";
+}
+
+TEST_F(ZoneLeaseKeeperTest, UnconfirmableRenewalStopsTheZoneBeforeItsDeadline) {
+  FakeHost host;
+  FaultyDirectory faulty(dir_, clock_);
+  ZoneLeaseKeeperOptions o = Options("A", "10.0.0.1:7000");
+  o.pool = {"town"};
+  auto a = Keeper(o, host, &faulty);
+  ASSERT_TRUE(a->Register().ok());
+  const Instant claimed_at = clock_.Now();
+  a->Tick();
+  ASSERT_THAT(a->held(), ElementsAre(Pair("town", 1u)));
+  const Instant deadline = claimed_at + Millis(kTtlMs);
+
+  faulty.fail_renew = true;
+  Advance(kTtlMs / 3);
+  a->Tick();
+  Advance(kTtlMs / 3);
+  a->Tick();
+  EXPECT_THAT(host.stops, IsEmpty()) << "still well inside the lease";
+  EXPECT_THAT(a->held(), ElementsAre(Pair("town", 1u)));
+
+  // The last instant before the fence: kept.
+  Advance(kTtlMs / 3 - kFenceMs - 1);
+  a->Tick();
+  EXPECT_THAT(host.stops, IsEmpty());
+  // At the fence: stopped, while the directory still has the lease as A's.
+  Advance(1);
+  a->Tick();
+  ASSERT_EQ(host.stops.size(), 1u);
+  EXPECT_EQ(host.stops[0].zone, "town");
+  EXPECT_EQ(host.stops[0].why, "lease not confirmable");
+  EXPECT_LT(clock_.Now(), deadline);
+  ASSERT_TRUE(Owner("town").has_value());
+  EXPECT_EQ(Owner("town")->shard_id, "A") << "stopped before the lease could have expired";
+  EXPECT_TRUE(a->standby());
+  EXPECT_EQ(host.starts.size(), 1u) << "not claimed back in the pass that stopped it";
+  EXPECT_EQ(LogCount("lease fence: stopping without drain"), 1);
+}
+
+// Each confirmed renewal moves the local deadline to (send time + granted TTL), so an outage
+// that starts later is measured from the last confirmation, not from the claim.
+TEST_F(ZoneLeaseKeeperTest, ConfirmedRenewalPushesTheFenceForward) {
+  FakeHost host;
+  FaultyDirectory faulty(dir_, clock_);
+  ZoneLeaseKeeperOptions o = Options("A", "10.0.0.1:7000");
+  o.pool = {"town"};
+  auto a = Keeper(o, host, &faulty);
+  ASSERT_TRUE(a->Register().ok());
+  a->Tick();
+  Advance(kTtlMs / 3);
+  a->Tick();
+  Advance(kTtlMs / 3);
+  const Instant last_confirmed = clock_.Now();
+  a->Tick();
+
+  faulty.fail_renew = true;
+  Advance(kTtlMs - kFenceMs - 1);  // past the claim's own deadline, inside the last renewal's
+  a->Tick();
+  EXPECT_THAT(host.stops, IsEmpty());
+  Advance(1);
+  a->Tick();
+  ASSERT_EQ(host.stops.size(), 1u);
+  EXPECT_EQ(clock_.Now(), last_confirmed + Millis(kTtlMs - kFenceMs));
+}
+
+// A directory that answers slowly must not keep a zone past its fence while the pass is busy
+// renewing the zones before it.
+TEST_F(ZoneLeaseKeeperTest, SlowRenewalsStillStopEveryZoneAtItsFence) {
+  FakeHost host;
+  FaultyDirectory faulty(dir_, clock_);
+  ZoneLeaseKeeperOptions o = Options("A", "10.0.0.1:7000");
+  o.pool = {"arena", "town"};
+  auto a = Keeper(o, host, &faulty);
+  ASSERT_TRUE(a->Register().ok());
+  const Instant deadline = clock_.Now() + Millis(kTtlMs);
+  a->Tick();
+  ASSERT_EQ(a->held().size(), 2u);
+
+  faulty.fail_renew = true;
+  faulty.renew_delay = Millis(3'000);
+  faulty.fail_claim = true;
+  Advance(10'000);  // fences at 12.5 s; the first renew ends at 13 s
+  a->Tick();
+  ASSERT_EQ(host.stops.size(), 2u);
+  EXPECT_EQ(faulty.renew_calls["arena"], 1);
+  EXPECT_EQ(faulty.renew_calls["town"], 0) << "its fence passed while arena's renew hung";
+  EXPECT_LT(clock_.Now(), deadline);
+}
+
+TEST_F(ZoneLeaseKeeperTest, StartZoneFailureReleasesTheLease) {
+  FakeHost host, peer_host;
+  host.refuse = {"crypt"};
+  auto a = Keeper(Options("A", "10.0.0.1:7000"), host);
+  ASSERT_TRUE(a->Register().ok());
+  a->Tick();
+  EXPECT_THAT(a->held(), ElementsAre(Pair("arena", 1u), Pair("town", 1u)));
+  EXPECT_FALSE(Owner("crypt").has_value()) << "the lease went back at once";
+  // A peer can take it straight away, at the next epoch.
+  auto b = Keeper(Options("B", "10.0.0.2:7000"), peer_host);
+  ASSERT_TRUE(b->Register().ok());
+  b->Tick();
+  EXPECT_THAT(b->held(), ElementsAre(Pair("crypt", 2u)));
+}
+
+TEST_F(ZoneLeaseKeeperTest, ReadoptionRestartsRenewal) {
+  FakeHost host_a, host_b;
+  ZoneLeaseKeeperOptions oa = Options("A", "10.0.0.1:7000");
+  ZoneLeaseKeeperOptions ob = Options("B", "10.0.0.2:7000");
+  oa.pool = ob.pool = {"town"};
+  auto a = Keeper(oa, host_a);
+  auto b = Keeper(ob, host_b);
+  ASSERT_TRUE(a->Register().ok());
+  ASSERT_TRUE(b->Register().ok());
+  a->Tick();
+  b->Tick();
+  ASSERT_THAT(a->held(), ElementsAre(Pair("town", 1u)));
+
+  // A -> B: A stalls past its lease; B adopts.
+  Advance(kTtlMs + 1);
+  b->Tick();
+  ASSERT_THAT(b->held(), ElementsAre(Pair("town", 2u)));
+  a->Tick();
+  ASSERT_TRUE(a->standby());
+
+  // B -> A: now B stalls; A adopts at a third epoch.
+  Advance(kTtlMs + 1);
+  a->Tick();
+  ASSERT_THAT(a->held(), ElementsAre(Pair("town", 3u)));
+  EXPECT_THAT(host_a.starts, ElementsAre(Pair("town", 1u), Pair("town", 3u)));
+
+  // A renews the new tenure: many lease lengths later it still holds it, and B (now ticking
+  // again) stops its stale copy and never wins it back.
+  for (int i = 0; i < 12; ++i) {
+    Advance(kTtlMs / 3);
+    a->Tick();
+    b->Tick();
+  }
+  ASSERT_TRUE(Owner("town").has_value());
+  EXPECT_EQ(Owner("town")->shard_id, "A");
+  EXPECT_EQ(Owner("town")->epoch, 3u);
+  EXPECT_THAT(a->held(), ElementsAre(Pair("town", 3u)));
+  EXPECT_EQ(host_a.stops.size(), 1u) << "only the A -> B move";
+  EXPECT_TRUE(b->standby());
+  EXPECT_EQ(host_b.stops.size(), 1u);
+}
+
+TEST_F(ZoneLeaseKeeperTest, StopWithReleaseFreesEveryZoneAndTheId) {
+  FakeHost host_a, host_b;
+  auto a = Keeper(Options("A", "10.0.0.1:7000"), host_a);
+  ASSERT_TRUE(a->Register().ok());
+  a->Tick();
+  ASSERT_EQ(a->held().size(), 3u);
+  a->Stop(/*release=*/true);
+  EXPECT_TRUE(a->standby());
+  EXPECT_THAT(host_a.stops, IsEmpty()) << "the owner stopped its zones before releasing";
+  for (const char* zone : {"arena", "crypt", "town"}) EXPECT_FALSE(Owner(zone).has_value());
+  auto shards = dir_.ListShards();
+  ASSERT_TRUE(shards.ok());
+  EXPECT_THAT(*shards, IsEmpty());
+
+  // No lapse to wait for: a peer takes everything on its next pass.
+  auto b = Keeper(Options("B", "10.0.0.2:7000"), host_b);
+  ASSERT_TRUE(b->Register().ok());
+  b->Tick();
+  EXPECT_THAT(b->held(), ElementsAre(Pair("arena", 2u), Pair("crypt", 2u), Pair("town", 2u)));
+}
+
+TEST_F(ZoneLeaseKeeperTest, ForgetAfterAHandoffStopsNothing) {
+  FakeHost host_a, host_b;
+  ZoneLeaseKeeperOptions oa = Options("A", "10.0.0.1:7000");
+  ZoneLeaseKeeperOptions ob = Options("B", "10.0.0.2:7000");
+  oa.pool = ob.pool = {"town"};
+  auto a = Keeper(oa, host_a);
+  ASSERT_TRUE(a->Register().ok());
+  a->Tick();
+  auto moved = dir_.TransferZone("town", "A", 1, "B", kTtlMs);
+  ASSERT_TRUE(moved.ok());
+  a->Forget("town");
+  EXPECT_TRUE(a->standby());
+  Advance(kTtlMs / 3);
+  a->Tick();
+  EXPECT_THAT(host_a.stops, IsEmpty());
+  EXPECT_TRUE(a->standby()) << "the peer's live lease is skipped";
+  EXPECT_EQ(Owner("town")->shard_id, "B");
+}
+
+TEST_F(ZoneLeaseKeeperTest, ReportsOccupancyAndMetrics) {
+  FakeHost host;
+  auto a = Keeper(Options("A", "10.0.0.1:7000"), host);
+  a->SetOccupancySource([] {
+    return std::vector<directory::ZoneCount>{{"arena", 2}, {"town", 5}};
+  });
+  ASSERT_TRUE(a->Register().ok());
+  a->Tick();
+  auto occupancy = dir_.ListOccupancy();
+  ASSERT_TRUE(occupancy.ok());
+  ASSERT_EQ(occupancy->size(), 1u);
+  EXPECT_EQ((*occupancy)[0].shard, "A");
+  EXPECT_EQ((*occupancy)[0].Total(), 7);
+
+  const std::string text = metrics_.RenderText();
+  EXPECT_THAT(text, HasSubstr("telos_shard_zones_held 3"));
+  EXPECT_THAT(text, HasSubstr("telos_shard_zone_claims_total 3"));
+  EXPECT_THAT(text, HasSubstr("telos_shard_zone_losses_total 0"));
+  EXPECT_EQ(LogCount("registered shard"), 1);
+}
+
+// The keeper's own thread, in real time (the one test here that needs it): when renewals stop
+// being confirmed it wakes at the fence, between passes, and stops the zone while the directory
+// still holds the lease as this shard's.
+class FencedHost final : public ZoneHosting {
+ public:
+  explicit FencedHost(directory::Directory& dir) : dir_(dir) {}
+  Status StartZone(const std::string&, uint64_t) override { return Status::Ok(); }
+  void StopZone(const std::string& zone, const std::string& why) override {
+    auto owner = dir_.OwnerOfZone(zone);
+    std::lock_guard lock(mu_);
+    stopped_ = why;
+    still_ours_ = owner.ok() && owner->has_value() && (*owner)->shard_id == "A";
+  }
+  std::optional<std::string> stopped() const {
+    std::lock_guard lock(mu_);
+    return stopped_;
+  }
+  bool still_ours() const {
+    std::lock_guard lock(mu_);
+    return still_ours_;
+  }
+
+ private:
+  directory::Directory& dir_;
+  mutable std::mutex mu_;
+  std::optional<std::string> stopped_;
+  bool still_ours_ = false;
+};
+
+TEST(ZoneLeaseKeeperThread, StopsAnUnconfirmableZoneAtItsFenceBetweenPasses) {
+  SystemClock clock;
+  ManualClock unused;
+  directory::MemoryDirectory dir(clock);
+  FaultyDirectory faulty(dir, unused);
+  FencedHost host(dir);
+  Logger log("world", LogLevel::kError);
+  Metrics metrics;
+  ZoneLeaseKeeperOptions o;
+  o.shard_id = "A";
+  o.endpoint = "10.0.0.1:7000";
+  o.pool = {"town"};
+  o.lease_ttl_ms = 1'200;  // passes every 400 ms; fence 200 ms before the deadline
+  o.shard_ttl_ms = 1'200;
+  ZoneLeaseKeeper keeper(o, faulty, host, clock, log, metrics);
+  ASSERT_TRUE(keeper.Register().ok());
+  keeper.Start();
+  const auto poll = [](auto pred, std::chrono::milliseconds within) {
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    while (!pred()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  };
+  ASSERT_TRUE(poll([&] { return keeper.held().size() == 1; }, std::chrono::milliseconds(2'000)));
+  faulty.fail_renew = true;
+  faulty.fail_claim = true;
+  ASSERT_TRUE(poll([&] { return host.stopped().has_value(); }, std::chrono::milliseconds(3'000)));
+  keeper.Stop(/*release=*/false);
+  EXPECT_EQ(host.stopped(), "lease not confirmable");
+  EXPECT_TRUE(host.still_ours()) << "the zone ran on after its lease could have expired";
+  EXPECT_TRUE(keeper.standby());
+}
+
+}  // namespace
+}  // namespace telos::shard
