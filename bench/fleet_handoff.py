@@ -201,7 +201,7 @@ def main():
     parser.add_argument("--duration-s", type=int, default=60)
     parser.add_argument("--ramp-per-second", type=int, default=200)
     parser.add_argument("--base-port", type=int, default=23000)
-    parser.add_argument("--out", default=os.path.join(REPO, "bench-out", "fleet-handoff"))
+    parser.add_argument("--out", default=os.path.join(REPO, "bench", "results", "fleet-handoff"))
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     samples, fleet_swarm = fleet_run(args, args.out)
