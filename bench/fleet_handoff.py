@@ -32,6 +32,8 @@ PASSWORD = "correct horse battery"
 POOLS = "town,arena,casino;forest,moor,dungeon"
 BORDER = ("town:west_gate", "west", "forest:forest_edge", "east")
 RESTORE_MOVES_S = 26  # 80 movement points come back at 16 per 5 s while resting
+STEP_PAUSE_S = 0.1    # the probe's pace: under the per-connection input limit set below
+INPUT_LINES_PER_SECOND = "20"
 
 
 def room_graph():
@@ -120,6 +122,7 @@ def run_probe(port, crossings):
         mark = len(probe.text)
         probe.send(d)
         probe.expect("Exits", mark)
+        time.sleep(STEP_PAUSE_S)
     samples = []
     while len(samples) < crossings:
         direction, target = (out, there) if len(samples) % 2 == 0 else (back, here)
@@ -135,6 +138,7 @@ def run_probe(port, crossings):
             continue
         samples.append((arrived - sent) * 1000.0)
         probe.expect("Exits", mark)
+        time.sleep(STEP_PAUSE_S)
     return samples
 
 
@@ -154,6 +158,7 @@ def fleet_run(args, out_dir):
         "TELOS_BIN": args.binary, "TELOS_REDIS_NAMESPACE": tag, "TELOS_DATABASE_SCHEMA": tag,
         "TELOS_PASSWORD_MEMORY_KIB": "64", "TELOS_PASSWORD_PASSES": "1",
         "TELOS_CONNECTIONS_PER_ADDRESS_MAX": str(args.players + 64),
+        "TELOS_INPUT_LINES_PER_SECOND": INPUT_LINES_PER_SECOND,
         "TELOS_LOG_LEVEL": "warn",
     })
     fleet = os.path.join(REPO, "scripts", "fleet")
@@ -198,7 +203,8 @@ def main():
     parser.add_argument("--binary", default=os.path.join(REPO, "build", "release", "telos"))
     parser.add_argument("--players", type=int, default=1000)
     parser.add_argument("--crossings", type=int, default=200)
-    parser.add_argument("--duration-s", type=int, default=60)
+    parser.add_argument("--duration-s", type=int, default=120,
+                        help="the swarm's measured window; the probe walks inside it")
     parser.add_argument("--ramp-per-second", type=int, default=200)
     parser.add_argument("--base-port", type=int, default=23000)
     parser.add_argument("--out", default=os.path.join(REPO, "bench", "results", "fleet-handoff"))

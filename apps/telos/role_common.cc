@@ -1,6 +1,10 @@
 #include "role_common.h"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <boost/asio/post.hpp>
+
 #include <csignal>
 #include <cstdio>
 
@@ -159,6 +163,35 @@ Status FrontDoor::Start() {
 void FrontDoor::Stop() {
   telnet_.Stop();
   http_.Stop();
+}
+
+Result<std::string> AdvertisedAddress(const std::string& listen, const std::string& advertise) {
+  if (!advertise.empty()) return advertise;
+  const auto colon = listen.rfind(':');
+  if (colon == std::string::npos) {
+    return Status::InvalidArgument("TELOS_WORLD_LISTEN: expected host:port, got '" + listen + "'");
+  }
+  const std::string host = listen.substr(0, colon);
+  if (host != "0.0.0.0" && host != "[::]" && host != "::") return listen;
+  // A wildcard listener: advertise this host's first non-loopback IPv4 address.
+  ifaddrs* interfaces = nullptr;
+  if (getifaddrs(&interfaces) != 0) {
+    return Status::InvalidArgument("TELOS_ADVERTISE: cannot list this host's addresses; set it");
+  }
+  std::string found;
+  for (ifaddrs* i = interfaces; i != nullptr && found.empty(); i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    const auto* in = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
+    if ((ntohl(in->sin_addr.s_addr) >> 24) == 127) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    if (inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text)) != nullptr) found = text;
+  }
+  freeifaddrs(interfaces);
+  if (found.empty()) {
+    return Status::InvalidArgument(
+        "TELOS_ADVERTISE: no non-loopback address to advertise for a wildcard listener; set it");
+  }
+  return found + listen.substr(colon);
 }
 
 std::string WhoJson(const std::vector<world::WhoEntry>& who) {

@@ -120,6 +120,11 @@ class FrontDoor {
   uint16_t http_port_ = 0;
 };
 
+// The address other processes dial for a gRPC listener: `advertise` when set; the listen
+// address when it names a host; for a wildcard listen (0.0.0.0:P, [::]:P), this host's first
+// non-loopback IPv4 address with port P. InvalidArgument names the variable to set.
+Result<std::string> AdvertisedAddress(const std::string& listen, const std::string& advertise);
+
 // {"count":n,"players":[{"name","level","zone"}]} for /api/who.
 std::string WhoJson(const std::vector<world::WhoEntry>& who);
 

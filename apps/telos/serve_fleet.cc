@@ -68,7 +68,12 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
     }
     world_settings.shard_id = *id;
     world_settings.listen_address = *listen;
-    world_settings.advertise = advertise->empty() ? *listen : *advertise;
+    auto advertised = AdvertisedAddress(*listen, *advertise);
+    if (!advertised.ok()) {
+      std::fprintf(stderr, "%s: %s\n", kRole, advertised.status().message().c_str());
+      return kExitConfigError;
+    }
+    world_settings.advertise = *advertised;
     world_settings.lease_ttl_ms = *ttl;
   }
   world_settings.content_dir = settings.content_dir;

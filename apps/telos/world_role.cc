@@ -77,13 +77,7 @@ Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config) {
     return Status::InvalidArgument(
         "TELOS_HANDOFF_KEY_FILE: required for telos world (the fleet's handoff signing key)");
   }
-  if (s.advertise.empty()) {
-    if (s.listen_address.rfind("0.0.0.0:", 0) == 0 || s.listen_address.rfind("[::]:", 0) == 0) {
-      return Status::InvalidArgument(
-          "TELOS_ADVERTISE: required when TELOS_WORLD_LISTEN is a wildcard address");
-    }
-    s.advertise = s.listen_address;
-  }
+  TELOS_READ_SETTING(s.advertise, AdvertisedAddress(s.listen_address, s.advertise));
   if (auto r = RedisOptionsFromConfig(config); !r.ok()) return r.status();
   if (auto p = PostgresOptionsFromConfig(config); !p.ok()) return p.status();
   return s;

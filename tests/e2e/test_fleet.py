@@ -165,6 +165,24 @@ class FleetRoutingTest(FleetCase):
         self.assertEqual(seen, path[3].name, "the walk after resuming was not saved; world-0: %r"
                          % fenced)
 
+    def test_a_walk_between_zones_of_one_shard_keeps_the_epoch(self):
+        c = self.fleet.connect("gate-0")
+        new_player(c, "homebody", "Homebody")
+        directions = TO_TOWN + ["south", "south", "east", "east", "east"]  # ... arena:approach
+        path = follow(ROOMS, START, directions)
+        transcript = []
+        for d, room in zip(directions[:len(TO_TOWN)], path[:len(TO_TOWN)]):
+            self.step(c, d, room, transcript)
+        placement = self.wait_placement("Homebody", lambda p: p["zone"] == "town")
+        for d, room in zip(directions[len(TO_TOWN):], path[len(TO_TOWN):]):
+            self.step(c, d, room, transcript)
+        self.assertEqual(path[-1].zone, "arena")
+        moved = self.wait_placement("Homebody", lambda p: p["zone"] == "arena")
+        # Town and arena are both world-0's: the residency is registered, the epoch stays.
+        self.assertEqual(moved["shard"], "world-0")
+        self.assertEqual(moved["epoch"], placement["epoch"])
+        self.assertEqual(moved["nonce"], placement["nonce"])
+
     def test_walk_across_shards_then_resume_through_the_other_gate(self):
         c = self.fleet.connect("gate-0")
         new_player(c, "strider", "Strider")
@@ -252,6 +270,43 @@ class ServeJoinsFleetTest(FleetCase):
                 self.assertEqual(placement["shard"], expected, placement)
         self.fleet.wait_msg("serve-0", "handoff arrived", character="Joiner", zone="forest")
         self.fleet.wait_msg("world-0", "handoff arrived", character="Joiner", zone="town")
+
+
+class ZoneMovedWhileAwayTest(FleetCase):
+    """A player who left from a zone that then moved to another shard comes back to it there:
+    routing follows the zone, not the shard the player last played on."""
+
+    @classmethod
+    def setUpClass(cls):
+        fleet = cls.make_fleet("movedaway")
+        fleet.start_account()
+        fleet.start_world("world-0", POOL_0)
+        fleet.start_gate("gate-0")
+        fleet.wait_owners({z: "world-0" for z in POOL_0})
+        fleet.start_world("world-1", POOL_0)  # a standby for the same pool
+
+    def test_returning_player_finds_the_zone_on_its_new_owner(self):
+        fleet = self.fleet
+        c = fleet.connect("gate-0")
+        new_player(c, "wanderer", "Wanderer")
+        path = follow(ROOMS, START, TO_TOWN + ["south"])  # ... Lantern Row
+        transcript = []
+        for d, room in zip(TO_TOWN + ["south"], path):
+            self.step(c, d, room, transcript)
+        c.send("quit")
+        c.expect("Come back soon.")
+        c.wait_closed()
+        gone = self.wait_placement("Wanderer", lambda p: not p.get("shard"))  # tombstoned
+        self.assertEqual(gone["zone"], "town")
+
+        self.assertEqual(fleet.stop("world-0"), 0)
+        fleet.wait_owners({z: "world-1" for z in POOL_0}, timeout=10)
+        d = fleet.connect("gate-0")
+        log_in(d, "wanderer")
+        d.expect(path[-1].name, ROOM_SHOWN_S)
+        d.expect(path[-1].description)
+        back = self.wait_placement("Wanderer", lambda p: p.get("shard") == "world-1")
+        self.assertEqual(back["zone"], "town")
 
 
 class FailoverTest(FleetCase):
