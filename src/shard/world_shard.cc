@@ -93,7 +93,7 @@ void WorldShard::ScheduleRefresh() {
 }
 
 void WorldShard::RefreshRoutes() {
-  std::map<std::string, std::string> owners;
+  std::map<std::string, directory::ZoneOwner> owners;
   const auto running = host_.RunningZones();
   for (const auto& zone : host_.pack().zones) {
     if (zone.id == options_.lobby_zone) continue;
@@ -101,7 +101,7 @@ void WorldShard::RefreshRoutes() {
     auto owner = directory_.OwnerOfZone(zone.id);
     if (!owner.ok()) return;  // directory unreachable: keep the last view
     if (*owner && (*owner)->shard_id != options_.shard_id && !(*owner)->endpoint.empty()) {
-      owners[zone.id] = (*owner)->endpoint;
+      owners[zone.id] = **owner;
     }
   }
   std::lock_guard lock(mu_);
@@ -565,9 +565,14 @@ void WorldShard::ShipPlayer(world::PlayerTransfer transfer) {
     if (it == residents_.end()) return Bounce(std::move(transfer));
     entry = it->second;
   }
-  auto owner = directory_.OwnerOfZone(zone);
-  if (!owner.ok() || !*owner || (*owner)->shard_id == options_.shard_id ||
-      (*owner)->endpoint.empty()) {
+  // The route cache (re-read every route_refresh_ms) names the owner; a stale entry costs at
+  // most a refused handoff, since the destination checks that it hosts the zone.
+  std::optional<directory::ZoneOwner> owner;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = remote_owners_.find(zone); it != remote_owners_.end()) owner = it->second;
+  }
+  if (!owner) {
     log_.Warn("handoff impossible: no live owner", {{"character", key}, {"zone", zone}});
     return Bounce(std::move(transfer));
   }
@@ -594,13 +599,13 @@ void WorldShard::ShipPlayer(world::PlayerTransfer transfer) {
   snapshot.assertion = entry.assertion;
   const std::string blob = auth::SignSnapshot(handoff_key_, snapshot);
 
-  Status s = CallHandoff((*owner)->endpoint, blob);
+  Status s = CallHandoff(owner->endpoint, blob);
   if (!s.ok() && (s.code() == StatusCode::kDeadlineExceeded ||
                   s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kUnknownResult)) {
     // Maybe applied: the placement record says whether the destination took the player.
     auto placement = directory_.LookupPlacement(key);
     if (placement.ok() && *placement && (*placement)->epoch >= snapshot.placement_epoch &&
-        (*placement)->shard == (*owner)->shard_id) {
+        (*placement)->shard == owner->shard_id) {
       s = Status::Ok();
     }
   }
@@ -620,8 +625,8 @@ void WorldShard::ShipPlayer(world::PlayerTransfer transfer) {
     stream->Send(kControlBytes, [&](telos::v1::ShardFrame& out) {
       auto* redirect = out.add_redirects();
       redirect->set_session(session);
-      redirect->set_shard_id((*owner)->shard_id);
-      redirect->set_endpoint((*owner)->endpoint);
+      redirect->set_shard_id(owner->shard_id);
+      redirect->set_endpoint(owner->endpoint);
       redirect->set_handoff_token(snapshot.token);
     });
   }
@@ -629,7 +634,7 @@ void WorldShard::ShipPlayer(world::PlayerTransfer transfer) {
   handoff_ms_.Observe(static_cast<double>(ElapsedMs(started, clock_.Now())));
   log_.Info("handoff sent", {{"character", transfer.state.name},
                              {"zone", zone},
-                             {"to", (*owner)->shard_id},
+                             {"to", owner->shard_id},
                              {"epoch", static_cast<int64_t>(snapshot.placement_epoch)}});
 }
 

@@ -148,8 +148,8 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
   prometheus::Histogram& handoff_ms_;
 
   mutable std::mutex mu_;
-  std::map<std::string, ResidentEntry> residents_;    // guarded by mu_; by name key
-  std::map<std::string, std::string> remote_owners_;  // guarded by mu_; zone -> endpoint
+  std::map<std::string, ResidentEntry> residents_;             // guarded by mu_; by name key
+  std::map<std::string, directory::ZoneOwner> remote_owners_;  // guarded by mu_; by zone
   std::map<std::string, std::unique_ptr<telos::v1::World::Stub>> peers_;  // guarded by mu_
   std::vector<std::weak_ptr<StreamHandle>> streams_;                      // guarded by mu_
   bool stopping_ = false;                                                 // guarded by mu_
