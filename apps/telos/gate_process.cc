@@ -12,6 +12,7 @@ gate::FleetLinkOptions LinkOptions(const GateProcessOptions& options, const worl
   gate::FleetLinkOptions link;
   link.gate_id = options.gate_id;
   link.lobby_zone = pack.start_room.zone;
+  link.route_wait_ms = OrDefault(options.route_wait_ms, link.route_wait_ms);
   return link;
 }
 

@@ -23,6 +23,7 @@ struct GateProcessOptions {
   std::string role = "gate";     // named in /api/health and /api/cluster
   int64_t link_dead_ms = 0;      // 0: the default from limits.h
   int64_t login_timeout_ms = 0;  // 0: the default from limits.h
+  int64_t route_wait_ms = 0;     // 0: FleetLinkOptions' default
 };
 
 class GateProcess {

@@ -38,6 +38,7 @@ Result<GateRoleSettings> ReadGateRoleSettings(const Config& config) {
                      config.Int("TELOS_BLOCKING_THREADS", s.blocking_threads, 1, 64));
   TELOS_READ_SETTING(s.link_dead_ms, config.Int("TELOS_LINK_DEAD_MS", 0, 0, 24 * 3600 * 1000));
   TELOS_READ_SETTING(s.login_timeout_ms, config.Int("TELOS_LOGIN_TIMEOUT_MS", 0, 0, 3600 * 1000));
+  TELOS_READ_SETTING(s.route_wait_ms, config.Int("TELOS_ROUTE_WAIT_MS", 0, 0, 3600 * 1000));
   if (s.gate_id.empty()) s.gate_id = DefaultGateId();
   if (s.account_target.empty()) {
     return Status::InvalidArgument(
@@ -77,6 +78,7 @@ int RunGateRole(const GateRoleSettings& settings, const Config& config) {
   options.gate_id = settings.gate_id;
   options.link_dead_ms = settings.link_dead_ms;
   options.login_timeout_ms = settings.login_timeout_ms;
+  options.route_wait_ms = settings.route_wait_ms;
   GateProcess gate(options, *pack, desk, directory, io, threads.blocking(), clock, log, metrics);
   if (Status s = gate.Start(); !s.ok()) {
     std::fprintf(stderr, "%s: %s\n", kRole, s.message().c_str());

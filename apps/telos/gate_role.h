@@ -22,6 +22,7 @@ struct GateRoleSettings {
   int64_t blocking_threads = 8;
   int64_t link_dead_ms = 0;      // 0: the default from limits.h
   int64_t login_timeout_ms = 0;  // 0: the default from limits.h
+  int64_t route_wait_ms = 0;     // 0: the link's default (20 s)
 };
 
 Result<GateRoleSettings> ReadGateRoleSettings(const Config& config);

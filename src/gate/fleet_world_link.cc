@@ -228,15 +228,19 @@ Result<std::string> FleetWorldLink::PickLobbyShard(const std::string& name_key,
 void FleetWorldLink::Route(uint64_t id) {
   std::string name_key;
   std::string zone;
+  bool lobby_fallback = false;
   {
     std::lock_guard lock(mu_);
     auto it = sessions_.find(id);
     if (it == sessions_.end()) return;
     name_key = it->second.name_key;
     zone = it->second.zone_hint;
+    lobby_fallback = it->second.lobby_fallback;
   }
   std::string resident_shard;  // where the character still lives, if it has not logged out
-  if (zone.empty()) {
+  if (lobby_fallback) {
+    zone = options_.lobby_zone;
+  } else if (zone.empty()) {
     auto placement = directory_.LookupPlacement(name_key);
     if (!placement.ok()) return RetryRouteLater(id);
     if (*placement) {
@@ -266,6 +270,7 @@ void FleetWorldLink::Route(uint64_t id) {
     it->second.state = State::kAttaching;
     frame.mutable_attach()->set_session(id);
     frame.mutable_attach()->set_assertion(it->second.assertion);
+    frame.mutable_attach()->set_lobby_fallback(lobby_fallback);
   }
   if (!stream->Write(std::move(frame))) RetryRouteLater(id);
 }
@@ -280,7 +285,13 @@ void FleetWorldLink::RetryRouteLater(uint64_t id) {
     Session& session = it->second;
     session.state = State::kRouting;
     session.stream.reset();
-    give_up = ElapsedMs(session.routing_since, clock_.Now()) >= options_.route_wait_ms;
+    const int64_t waited_ms = ElapsedMs(session.routing_since, clock_.Now());
+    if (!session.lobby_fallback && waited_ms >= options_.route_wait_ms) {
+      // The zone has had no owner for too long: any shard puts the character in its lobby.
+      session.lobby_fallback = true;
+      session.zone_hint.clear();
+    }
+    give_up = waited_ms >= 2 * options_.route_wait_ms;
     if (!give_up && !session.told_waiting) {
       session.told_waiting = true;
       tell = session.sink;
@@ -420,6 +431,7 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
         auto it = sessions_.find(id);
         if (it == sessions_.end() || it->second.stream != stream) continue;
         it->second.state = State::kAttached;
+        it->second.lobby_fallback = false;
         it->second.reroutes = 0;
         it->second.told_waiting = false;
         it->second.zone_hint = attached.zone();

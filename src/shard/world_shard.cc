@@ -220,9 +220,9 @@ void WorldShard::OnFrame(const std::shared_ptr<StreamHandle>& stream,
       if (!attach.handoff_token().empty()) {
         return AttachArrival(stream, attach.session(), attach.handoff_token());
       }
-      blocking_([this, stream, session = attach.session(), assertion = attach.assertion()] {
-        AttachLogin(stream, session, assertion);
-      });
+      blocking_(
+          [this, stream, session = attach.session(), assertion = attach.assertion(),
+           lobby = attach.lobby_fallback()] { AttachLogin(stream, session, assertion, lobby); });
       return;
     }
     case telos::v1::GateFrame::kInput: {
@@ -288,7 +288,7 @@ void WorldShard::SendAttached(const std::shared_ptr<StreamHandle>& stream, uint6
 }
 
 void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t session,
-                             std::string assertion) {
+                             std::string assertion, bool lobby_fallback) {
   auto claim = auth::VerifyAssertion(assertion_key_, assertion, clock_);
   if (!claim.ok()) {
     log_.Warn("security: assertion refused",
@@ -341,8 +341,11 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
   auto state = world::DecodeCharacter(row->state_json);
   if (!state.ok())
     return SendAttached(stream, session, Status::Internal("unreadable character"), "");
-  const std::string zone = host_.TargetZone(*state);
-  if (host_.FindZone(zone) == nullptr) {
+  std::string zone = host_.TargetZone(*state);
+  const bool to_lobby = host_.FindZone(zone) == nullptr && lobby_fallback;
+  if (to_lobby) {
+    zone = options_.lobby_zone;  // its own zone has no owner: the lobby, which every shard runs
+  } else if (host_.FindZone(zone) == nullptr) {
     // The gate routed by a stale view: tell it where the character really is.
     return SendAttached(stream, session,
                         Status::FailedPrecondition("zone " + zone + " is not hosted here"), zone);
@@ -361,8 +364,10 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
       characters_.ClaimOwnership(claim->character, static_cast<int64_t>(placement_epoch));
   if (!claimed.ok()) return SendAttached(stream, session, claimed.status(), "");
   auto fresh = world::DecodeCharacter(claimed->state_json);
-  if (!fresh.ok())
+  if (!fresh.ok()) {
     return SendAttached(stream, session, Status::Internal("unreadable character"), "");
+  }
+  if (to_lobby) fresh->room = host_.pack().start_room;
 
   auto sink = std::make_shared<SessionSink>();
   {
@@ -386,6 +391,14 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
   stream->BindSession(session, key);
   sink->Bind(stream, session);
   SendAttached(stream, session, Status::Ok(), zone);
+  if (to_lobby) {
+    world::PlayerOutput notice;
+    notice.lines.push_back(
+        "The part of the world where you stood is not being served right now; you find yourself "
+        "back in the lobby.");
+    sink->Deliver(std::move(notice));
+    log_.Warn("character placed in the lobby: its zone has no owner", {{"character", key}});
+  }
   if (Status s = host_.Login(std::move(*fresh), sink); !s.ok()) {
     stream->UnbindSession(session);
     Forget(key, zone, false);

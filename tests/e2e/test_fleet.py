@@ -182,6 +182,9 @@ class FleetRoutingTest(FleetCase):
         self.assertEqual(moved["shard"], "world-0")
         self.assertEqual(moved["epoch"], placement["epoch"])
         self.assertEqual(moved["nonce"], placement["nonce"])
+        c.send("quit")  # the other tests count world-0's players
+        c.expect("Come back soon.")
+        c.wait_closed()
 
     def test_walk_across_shards_then_resume_through_the_other_gate(self):
         c = self.fleet.connect("gate-0")
@@ -307,6 +310,44 @@ class ZoneMovedWhileAwayTest(FleetCase):
         d.expect(path[-1].description)
         back = self.wait_placement("Wanderer", lambda p: p.get("shard") == "world-1")
         self.assertEqual(back["zone"], "town")
+
+
+class OwnerlessZoneTest(FleetCase):
+    """kill -9 of the only world that may host a zone: its players keep their connections, are
+    told the world is shifting, and once no owner has come for TELOS_ROUTE_WAIT_MS they wake in
+    a lobby (any shard's) instead of being dropped."""
+
+    ROUTE_WAIT_MS = 2000
+
+    @classmethod
+    def setUpClass(cls):
+        fleet = cls.make_fleet("ownerless")
+        fleet.start_account()
+        fleet.start_world("world-0", POOL_0)
+        fleet.start_world("world-1", POOL_1)
+        fleet.start_gate("gate-0", extra_env={"TELOS_ROUTE_WAIT_MS": str(cls.ROUTE_WAIT_MS)})
+        fleet.wait_owners(SPLIT)
+
+    def test_players_of_a_killed_world_wake_in_a_lobby(self):
+        fleet = self.fleet
+        c = fleet.connect("gate-0")
+        new_player(c, "orphan", "Orphan")
+        path = follow(ROOMS, START, TO_TOWN)
+        transcript = []
+        for d, room in zip(TO_TOWN, path):
+            self.step(c, d, room, transcript)
+        self.wait_placement("Orphan", lambda p: p["zone"] == "town" and p["shard"] == "world-0")
+        c.mark()
+        fleet.kill("world-0")
+        c.expect("The world shifts around you", 10)
+        c.expect("back in the lobby", 3 * self.ROUTE_WAIT_MS / 1000 + 10)
+        c.expect("[Exits:")
+        self.assertFalse(c.closed)
+        c.mark()
+        c.send("say still connected")
+        c.expect("You say, 'still connected'")
+        fleet.wait_msg("world-1", "character placed in the lobby: its zone has no owner",
+                       character="orphan")
 
 
 class FailoverTest(FleetCase):

@@ -13,8 +13,8 @@
 // while a session is between shards are queued (bounded) and sent once it is attached.
 //
 // A shard's stream ending (crash, restart) does not end the sessions on it: each player is told,
-// and the session is routed again with its assertion once the zone has an owner, for up to
-// `reattach_window_ms`.
+// and the session is routed again with its assertion once the zone has an owner. If the zone
+// has none within `route_wait_ms`, the character is placed in a lobby with a message.
 //
 // Threading: every WorldLink method may be called from any thread and never blocks; directory
 // lookups run on `blocking`, timers on `io`, stream callbacks on gRPC's threads. One mutex
@@ -43,10 +43,12 @@ namespace telos::gate {
 struct FleetLinkOptions {
   std::string gate_id;
   std::string lobby_zone;
-  int64_t route_wait_ms = 20'000;  // waiting for a zone to get an owner
-  int64_t route_retry_ms = 250;    // between routing attempts
-  size_t queued_lines_max = 32;    // input held while a session is between shards
-  int reroutes_max = 4;            // "your zone is elsewhere" answers followed in a row
+  // Waiting for a zone to get an owner; after that the character goes to a lobby, and after
+  // twice that the session ends.
+  int64_t route_wait_ms = 20'000;
+  int64_t route_retry_ms = 250;  // between routing attempts
+  size_t queued_lines_max = 32;  // input held while a session is between shards
+  int reroutes_max = 4;          // "your zone is elsewhere" answers followed in a row
 };
 
 class ShardStream;
@@ -86,7 +88,8 @@ class FleetWorldLink final : public WorldLink {
     State state = State::kRouting;
     std::vector<std::string> queued;
     std::function<void()> remove_done;
-    std::string zone_hint;  // where the last shard said the character is
+    std::string zone_hint;        // where the last shard said the character is
+    bool lobby_fallback = false;  // its zone had no owner for route_wait_ms: go to a lobby
     int reroutes = 0;
     Instant routing_since;
     bool told_waiting = false;

@@ -113,7 +113,10 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
     std::string arrival_token;  // set until the gate attaches after a handoff arrival
   };
 
-  void AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t session, std::string assertion);
+  // `lobby_fallback`: when the character's zone is not here, place it in the lobby instead of
+  // refusing (the gate found no owner for the zone in time).
+  void AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t session, std::string assertion,
+                   bool lobby_fallback);
   void AttachArrival(const std::shared_ptr<StreamHandle>& stream, uint64_t session,
                      const std::string& token);
   void SendAttached(const std::shared_ptr<StreamHandle>& stream, uint64_t session, const Status& s,
