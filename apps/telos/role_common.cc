@@ -102,6 +102,15 @@ Result<directory::RedisOptions> RedisOptionsFromConfig(const Config& config) {
   return options;
 }
 
+Result<std::unique_ptr<store::RedisCheckpointStore>> OpenCheckpoints(
+    const directory::RedisOptions& redis, const Clock& clock) {
+  store::RedisCheckpointStoreOptions options;
+  options.host = redis.host;
+  options.port = redis.port;
+  options.key_namespace = redis.key_namespace;
+  return store::RedisCheckpointStore::Create(options, clock);
+}
+
 Result<store::PostgresStoreOptions> PostgresOptionsFromConfig(const Config& config) {
   auto url = config.RequiredString("TELOS_DATABASE_URL");
   if (!url.ok()) return url.status();

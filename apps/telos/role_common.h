@@ -26,6 +26,7 @@
 #include "telos/net/http_server.h"
 #include "telos/net/telnet_server.h"
 #include "telos/store/postgres_store.h"
+#include "telos/store/redis_checkpoint_store.h"
 #include "telos/world/content.h"
 #include "telos/world/zone.h"
 
@@ -84,6 +85,9 @@ struct AccountStack {
 
 // TELOS_REDIS (redis://host:port, required) and TELOS_REDIS_NAMESPACE (key prefix, "telos").
 Result<directory::RedisOptions> RedisOptionsFromConfig(const Config& config);
+// The Redis checkpoint store of the durability ladder, on the directory's Redis and namespace.
+Result<std::unique_ptr<store::RedisCheckpointStore>> OpenCheckpoints(
+    const directory::RedisOptions& redis, const Clock& clock);
 // TELOS_DATABASE_URL (required) and TELOS_DATABASE_SCHEMA (empty: the server's default).
 Result<store::PostgresStoreOptions> PostgresOptionsFromConfig(const Config& config);
 

@@ -124,6 +124,12 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
   }
   std::unique_ptr<store::PostgresStore> db = std::move(*opened);
   directory::RedisDirectory directory(*redis, clock);
+  auto checkpoints = OpenCheckpoints(*redis, clock);
+  if (!checkpoints.ok()) {
+    std::fprintf(stderr, "%s: TELOS_REDIS_NAMESPACE: %s\n", kRole,
+                 checkpoints.status().message().c_str());
+    return kExitConfigError;
+  }
 
   RoleThreads threads(settings.blocking_threads);
   asio::io_context& io = threads.io();
@@ -136,8 +142,9 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
   account::AssertingAccountDesk desk(local_desk, *signing_key, kAssertionTtlMs, clock);
   shard::AccountPasswords passwords(local_desk, blocking);
 
-  WorldProcess world(world_settings, shared_pack, *db, directory, signing_key->verify_key(),
-                     *handoff_key, &passwords, io, blocking, clock, log, metrics);
+  WorldProcess world(world_settings, shared_pack, *db, directory, checkpoints->get(),
+                     signing_key->verify_key(), *handoff_key, &passwords, io, blocking, clock, log,
+                     metrics);
   GateProcessOptions gate_options;
   gate_options.front = settings.front;
   gate_options.gate_id = world_settings.shard_id;

@@ -108,7 +108,8 @@ uint64_t SeedOf(const WorldRoleSettings& settings) {
 
 WorldProcess::WorldProcess(const WorldRoleSettings& settings,
                            std::shared_ptr<const world::Pack> pack, store::PostgresStore& db,
-                           directory::Directory& directory, const auth::VerifyKey& assertion_key,
+                           directory::Directory& directory, store::CheckpointStore* checkpoints,
+                           const auth::VerifyKey& assertion_key,
                            const auth::SigningKey& handoff_key, world::PasswordPort* passwords,
                            boost::asio::io_context& io, BlockingRunner blocking, const Clock& clock,
                            Logger& log, Metrics& metrics)
@@ -122,14 +123,24 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
       mail_(db.mail(), blocking),
       host_(
           pack_,
-          MakeDeps(clock, log, metrics, persistence_, mail_,
-                   passwords != nullptr ? *passwords : *no_passwords_, settings.save_interval_ms),
+          MakeDeps(
+              clock, log, metrics, persistence_, mail_,
+              passwords != nullptr ? *passwords : *no_passwords_,
+              checkpoints != nullptr ? settings.checkpoint_interval_ms : settings.save_interval_ms),
           [&io](const std::string&) { return world::MakeStrandExecutor(io); }, SeedOf(settings)),
       shard_(ShardOptions(settings, *pack_), host_, directory, db.characters(), persistence_,
              assertion_key, handoff_key, io, blocking, clock, log, metrics),
       hosting_(std::make_unique<Hosting>(host_, shard_, log)),
       keeper_(KeeperOptions(settings, pool_), directory, *hosting_, clock, log, metrics) {
   host_.SetFleetHooks(&shard_);
+  if (checkpoints != nullptr) {
+    // The durability ladder: checkpoints every checkpoint_interval_ms, rows every
+    // save_interval_ms; a load plays the freshest of the two.
+    persistence_.EnableCheckpoints(
+        *checkpoints, clock, OrDefault(settings.save_interval_ms, limits::kCharacterSaveIntervalMs),
+        metrics);
+    shard_.SetCheckpoints(checkpoints);
+  }
   keeper_.SetOccupancySource([this] {
     std::map<std::string, int64_t> counts;
     for (const auto& entry : host_.Who()) ++counts[entry.zone];

@@ -35,11 +35,13 @@ class WorldProcess {
  public:
   // `passwords` may be null (in-game password changes refused). Every reference must outlive
   // this object.
+  // `checkpoints` may be null (rows only: every periodic save writes the row).
   WorldProcess(const WorldRoleSettings& settings, std::shared_ptr<const world::Pack> pack,
                store::PostgresStore& db, directory::Directory& directory,
-               const auth::VerifyKey& assertion_key, const auth::SigningKey& handoff_key,
-               world::PasswordPort* passwords, boost::asio::io_context& io, BlockingRunner blocking,
-               const Clock& clock, Logger& log, Metrics& metrics);
+               store::CheckpointStore* checkpoints, const auth::VerifyKey& assertion_key,
+               const auth::SigningKey& handoff_key, world::PasswordPort* passwords,
+               boost::asio::io_context& io, BlockingRunner blocking, const Clock& clock,
+               Logger& log, Metrics& metrics);
   ~WorldProcess();
 
   // AlreadyExists: the shard id is live elsewhere; Unavailable: cannot listen or reach Redis.

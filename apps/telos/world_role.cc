@@ -65,6 +65,9 @@ Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config) {
                      config.Int("TELOS_BLOCKING_THREADS", s.blocking_threads, 1, 64));
   TELOS_READ_SETTING(s.link_dead_ms, config.Int("TELOS_LINK_DEAD_MS", 0, 0, 24 * 3600 * 1000));
   TELOS_READ_SETTING(s.save_interval_ms, config.Int("TELOS_SAVE_INTERVAL_MS", 0, 0, 3600 * 1000));
+  TELOS_READ_SETTING(
+      s.checkpoint_interval_ms,
+      config.Int("TELOS_CHECKPOINT_INTERVAL_MS", s.checkpoint_interval_ms, 100, 3600 * 1000));
   TELOS_READ_SETTING(s.seed, config.Int("TELOS_SEED", 0, 0, INT64_MAX));
   s.zone_pool = SplitList(pool);
   if (s.shard_id.size() > 64) return Status::InvalidArgument("TELOS_SHARD_ID: at most 64 bytes");
@@ -128,7 +131,14 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
     return opened.status().code() == StatusCode::kInvalidArgument ? kExitConfigError : 1;
   }
   std::unique_ptr<store::PostgresStore> db = std::move(*opened);
-  directory::RedisDirectory directory(*RedisOptionsFromConfig(config), clock);
+  const directory::RedisOptions redis = *RedisOptionsFromConfig(config);
+  directory::RedisDirectory directory(redis, clock);
+  auto checkpoints = OpenCheckpoints(redis, clock);
+  if (!checkpoints.ok()) {
+    std::fprintf(stderr, "%s: TELOS_REDIS_NAMESPACE: %s\n", kRole,
+                 checkpoints.status().message().c_str());
+    return kExitConfigError;
+  }
 
   RoleThreads threads(settings.blocking_threads);
   asio::io_context& io = threads.io();
@@ -142,8 +152,8 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
     passwords = std::make_unique<shard::AccountPasswords>(*account_desk, blocking);
   }
 
-  WorldProcess world(settings, shared_pack, *db, directory, *verify_key, *handoff_key,
-                     passwords.get(), io, blocking, clock, log, metrics);
+  WorldProcess world(settings, shared_pack, *db, directory, checkpoints->get(), *verify_key,
+                     *handoff_key, passwords.get(), io, blocking, clock, log, metrics);
   net::HttpServerOptions http_options;
   http_options.bind_address = settings.bind_address;
   http_options.port = settings.http_port;

@@ -28,7 +28,8 @@ struct WorldRoleSettings {
   int64_t io_threads = 2;
   int64_t blocking_threads = 4;
   int64_t link_dead_ms = 0;      // 0: the default from limits.h
-  int64_t save_interval_ms = 0;  // 0: the default from limits.h
+  int64_t save_interval_ms = 0;  // 0: the default from limits.h; how often a row is written
+  int64_t checkpoint_interval_ms = 10'000;  // how often a playing character is checkpointed
   int64_t seed = 0;
 };
 

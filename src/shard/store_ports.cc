@@ -18,17 +18,27 @@ StorePersistence::~StorePersistence() {
   Stop();
 }
 
+void StorePersistence::EnableCheckpoints(store::CheckpointStore& checkpoints, const Clock& clock,
+                                         int64_t row_flush_interval_ms, Metrics& metrics) {
+  clock_ = &clock;
+  row_flush_interval_ms_ = row_flush_interval_ms;
+  checkpoints_ = std::make_unique<CheckpointWriter>(checkpoints, log_, metrics);
+}
+
 void StorePersistence::Start() {
   saver_.Start();
+  if (checkpoints_) checkpoints_->Start();
 }
 void StorePersistence::Stop() {
   saver_.Stop();
+  if (checkpoints_) checkpoints_->Stop();
 }
 
 void StorePersistence::Register(const std::string& name_key, const std::string& display_name,
                                 int64_t account_id, int64_t state_version, int64_t owner_epoch) {
   std::lock_guard lock(mu_);
-  fences_[name_key] = Fences{display_name, account_id, state_version, owner_epoch};
+  fences_[name_key] = Fences{display_name, account_id, state_version, owner_epoch,
+                             clock_ != nullptr ? clock_->Now() : Instant{}};
 }
 
 void StorePersistence::Unregister(const std::string& name_key) {
@@ -51,12 +61,20 @@ Status StorePersistence::FlushAll(std::chrono::milliseconds timeout) {
   return saver_.FlushAll(timeout);
 }
 
+bool StorePersistence::FlushCheckpoints(std::chrono::milliseconds timeout) {
+  return checkpoints_ == nullptr || checkpoints_->Flush(timeout.count());
+}
+
 void StorePersistence::RequestSave(world::CharacterSnapshot snapshot) {
   auto state = world::DecodeCharacter(snapshot.state_json);
   if (!state.ok()) {
     // A bug in the engine's encoder: keep the last good row rather than store garbage.
     log_.Error("refusing to save an unreadable character state",
                {{"character", snapshot.name_key}, {"error", state.status().ToString()}});
+    return;
+  }
+  if (store::Checkpoint checkpoint; CheckpointOnly(snapshot, *state, checkpoint)) {
+    checkpoints_->Put(std::move(checkpoint));
     return;
   }
   store::CharacterSnapshot out;
@@ -72,6 +90,7 @@ void StorePersistence::RequestSave(world::CharacterSnapshot snapshot) {
     out.record.account_id = it->second.account_id;
     out.expected_state_version = it->second.state_version;
     out.writer_owner_epoch = it->second.owner_epoch;
+    if (clock_ != nullptr) it->second.last_row_request = clock_->Now();
   }
   out.record.zone_id = state->room.zone;
   out.record.room_id = state->room.id;
@@ -79,6 +98,27 @@ void StorePersistence::RequestSave(world::CharacterSnapshot snapshot) {
   if (Status s = saver_.Submit(std::move(out)); !s.ok()) {
     log_.Error("save not queued", {{"character", snapshot.name_key}, {"error", s.ToString()}});
   }
+}
+
+bool StorePersistence::CheckpointOnly(const world::CharacterSnapshot& snapshot,
+                                      const world::CharacterState& state,
+                                      store::Checkpoint& checkpoint) {
+  if (!checkpoints_ || snapshot.reason != world::SaveReason::kPeriodic) return false;
+  std::lock_guard lock(mu_);
+  auto it = fences_.find(snapshot.name_key);
+  if (it == fences_.end()) return false;  // the row path logs and drops it
+  if (ElapsedMs(it->second.last_row_request, clock_->Now()) >= row_flush_interval_ms_) {
+    return false;
+  }
+  // Taken at the row's current (pre-CAS) version: on a tie the checkpoint is the fresher one.
+  checkpoint.name = it->second.display_name;
+  checkpoint.account_id = it->second.account_id;
+  checkpoint.state_version = it->second.state_version;
+  checkpoint.owner_epoch = it->second.owner_epoch;
+  checkpoint.zone_id = state.room.zone;
+  checkpoint.room_id = state.room.id;
+  checkpoint.state_json = snapshot.state_json;
+  return store::ValidateCheckpoint(checkpoint).ok();
 }
 
 void StorePersistence::OnReport(const store::SaveReport& report) {

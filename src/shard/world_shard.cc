@@ -332,15 +332,19 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
     return;
   }
 
-  // Load the row; it names the room (and so the zone) the character stands in.
+  // The freshest of the row and its checkpoint (invariant 8) names the room, and so the zone,
+  // the character stands in. A save queued from an earlier visit here lands first.
+  persistence_.AwaitSaved(key);
   auto row = characters_.Load(claim->character);
   if (!row.ok()) return SendAttached(stream, session, row.status(), "");
   if (row->account_id != claim->account_id) {
     return SendAttached(stream, session, Status::PermissionDenied("not your character"), "");
   }
-  auto state = world::DecodeCharacter(row->state_json);
-  if (!state.ok())
+  const std::string loaded_json = FreshestState(*row);
+  auto state = world::DecodeCharacter(loaded_json);
+  if (!state.ok()) {
     return SendAttached(stream, session, Status::Internal("unreadable character"), "");
+  }
   std::string zone = host_.TargetZone(*state);
   const bool to_lobby = host_.FindZone(zone) == nullptr && lobby_fallback;
   if (to_lobby) {
@@ -359,14 +363,10 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
     log_.Warn("placement unreadable at login",
               {{"character", key}, {"error", placement.status().ToString()}});
   }
-  persistence_.AwaitSaved(key);  // a save queued from an earlier visit here lands first
   auto claimed =
       characters_.ClaimOwnership(claim->character, static_cast<int64_t>(placement_epoch));
   if (!claimed.ok()) return SendAttached(stream, session, claimed.status(), "");
-  auto fresh = world::DecodeCharacter(claimed->state_json);
-  if (!fresh.ok()) {
-    return SendAttached(stream, session, Status::Internal("unreadable character"), "");
-  }
+  std::optional<world::CharacterState> fresh = std::move(*state);
   if (to_lobby) fresh->room = host_.pack().start_room;
 
   auto sink = std::make_shared<SessionSink>();
@@ -410,6 +410,24 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
                                   {"owner_epoch", claimed->owner_epoch},
                                   {"placement_epoch", static_cast<int64_t>(placement_epoch)},
                                   {"gate", stream->gate_id()}});
+}
+
+std::string WorldShard::FreshestState(const store::CharacterRecord& row) {
+  if (checkpoints_ == nullptr) return row.state_json;
+  auto checkpoint = checkpoints_->Get(row.name);
+  if (!checkpoint.ok()) {
+    if (checkpoint.status().code() != StatusCode::kNotFound) {
+      log_.Warn("checkpoint unreadable: loading the row",
+                {{"character", row.name}, {"error", checkpoint.status().ToString()}});
+    }
+    return row.state_json;
+  }
+  const store::FreshestChoice choice = store::ChooseFreshest(row, *checkpoint);
+  if (choice.source == store::LoadSource::kRow) return row.state_json;
+  log_.Info("loaded from checkpoint", {{"character", row.name},
+                                       {"state_version", checkpoint->state_version},
+                                       {"owner_epoch", checkpoint->owner_epoch}});
+  return choice.record.state_json;
 }
 
 void WorldShard::AttachArrival(const std::shared_ptr<StreamHandle>& stream, uint64_t session,

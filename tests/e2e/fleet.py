@@ -452,6 +452,10 @@ class Fleet:
         """The placement record of a character ({zone, epoch, shard, ...}), or {}."""
         return self.redis.hgetall("{%s}:pl:%s" % (self.namespace, character.lower()))
 
+    def checkpoint(self, character):
+        """The character's checkpoint in Redis ({room_id, zone_id, state_version, ...}), or {}."""
+        return self.redis.hgetall("{%s}:checkpoint:%s" % (self.namespace, character.lower()))
+
     def redis_keys(self):
         return self.redis.scan("{%s}:*" % self.namespace)
 

@@ -350,6 +350,56 @@ class OwnerlessZoneTest(FleetCase):
                        character="orphan")
 
 
+class CrashLossTest(FleetCase):
+    """The durability ladder: characters checkpoint to Redis often and write their row rarely;
+    after kill -9 of their world, the standby that adopts the zone loads the fresher of the two,
+    so a player loses at most one checkpoint interval, not one row interval."""
+
+    LADDER = {"TELOS_CHECKPOINT_INTERVAL_MS": "500", "TELOS_SAVE_INTERVAL_MS": "600000"}
+
+    @classmethod
+    def setUpClass(cls):
+        fleet = cls.make_fleet("crashloss")
+        fleet.start_account()
+        fleet.start_world("world-0", POOL_0, extra_env=cls.LADDER)
+        fleet.start_gate("gate-0")
+        fleet.wait_owners({z: "world-0" for z in POOL_0})
+        fleet.start_world("world-1", POOL_0, extra_env=cls.LADDER)  # a standby
+        fleet.wait_msg("world-1", "won no zones: STANDBY")
+
+    def test_kill9_loses_at_most_one_checkpoint_interval(self):
+        fleet = self.fleet
+        c = fleet.connect("gate-0")
+        new_player(c, "survivor", "Survivor")
+        directions = TO_TOWN + ["south", "south"]  # ... Lantern Row, Tanners' Walk
+        path = follow(ROOMS, START, directions)
+        transcript = []
+        for d, room in zip(directions, path):
+            self.step(c, d, room, transcript)
+        here = path[-1]
+        # A checkpoint holds the last step; the row (written only on arrival) does not.
+        deadline = time.time() + 10
+        while fleet.checkpoint("Survivor").get("room_id") != here.ref.split(":")[1]:
+            self.assertLess(time.time(), deadline, fleet.checkpoint("Survivor"))
+            time.sleep(0.05)
+
+        fleet.kill("world-0")
+        fleet.wait_owners({z: "world-1" for z in POOL_0}, timeout=LEASE_TTL_MS / 1000 + 5)
+        deadline = time.time() + 20
+        while True:
+            c.mark()
+            c.send("look")
+            try:
+                c.expect("[Exits:", timeout=1)
+            except AssertionError:
+                self.assertFalse(c.closed, "dropped: " + c.text[-2000:])
+                self.assertLess(time.time(), deadline, "no room again: " + c.text[-2000:])
+                continue
+            break
+        self.assertIn(here.name, c.text)
+        fleet.wait_msg("world-1", "loaded from checkpoint", character="Survivor")
+
+
 class FailoverTest(FleetCase):
     """A standby with world-0's pool takes its zones when world-0 freezes; world-0, thawed,
     stops them instead of writing them too."""

@@ -22,7 +22,9 @@
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
 #include "telos/gate/gate.h"
+#include "telos/shard/checkpoint_writer.h"
 #include "telos/store/character_saver.h"
+#include "telos/store/checkpoint_store.h"
 #include "telos/store/mail_store.h"
 #include "telos/world/ports.h"
 
@@ -33,6 +35,13 @@ class StorePersistence final : public world::CharacterPersistence, public gate::
   StorePersistence(store::CharacterStore& store, Metrics& metrics, Logger& log,
                    store::CharacterSaver::Options options = {});
   ~StorePersistence() override;
+
+  // The durability ladder (spec 001): from now on a periodic save request becomes a checkpoint
+  // in `checkpoints` and the row is written at most every `row_flush_interval_ms` per
+  // character; quit, freeze (leaving the shard), level and death still write the row at once.
+  // REQUIRES: before Start(); `checkpoints` and `clock` outlive this object.
+  void EnableCheckpoints(store::CheckpointStore& checkpoints, const Clock& clock,
+                         int64_t row_flush_interval_ms, Metrics& metrics);
 
   void Start();
   void Stop();
@@ -48,6 +57,9 @@ class StorePersistence final : public world::CharacterPersistence, public gate::
 
   // Blocks until everything queued is written (shutdown). DeadlineExceeded after `timeout`.
   Status FlushAll(std::chrono::milliseconds timeout);
+  // Blocks until every queued checkpoint is written (true; also without checkpoints) or the
+  // timeout passes (false).
+  bool FlushCheckpoints(std::chrono::milliseconds timeout);
 
  private:
   struct Fences {
@@ -55,14 +67,21 @@ class StorePersistence final : public world::CharacterPersistence, public gate::
     int64_t account_id = 0;
     int64_t state_version = 0;
     int64_t owner_epoch = 0;
+    Instant last_row_request{};  // when a row write was last asked for (or the claim)
   };
   void OnReport(const store::SaveReport& report);
+  // True when this periodic request should only checkpoint; fills `checkpoint`.
+  bool CheckpointOnly(const world::CharacterSnapshot& snapshot, const world::CharacterState& state,
+                      store::Checkpoint& checkpoint);
 
   store::CharacterStore& store_;
   Logger& log_;
   std::mutex mu_;
   std::map<std::string, Fences> fences_;  // guarded by mu_; by name key
-  store::CharacterSaver saver_;           // last: its worker calls OnReport
+  const Clock* clock_ = nullptr;          // set with the checkpoints
+  int64_t row_flush_interval_ms_ = 0;
+  std::unique_ptr<CheckpointWriter> checkpoints_;
+  store::CharacterSaver saver_;  // last: its worker calls OnReport
 };
 
 class StoreMail final : public world::MailPort {

@@ -41,6 +41,7 @@
 #include "telos/shard/placement_writer.h"
 #include "telos/shard/store_ports.h"
 #include "telos/store/character_store.h"
+#include "telos/store/checkpoint_store.h"
 #include "telos/v1/fleet.grpc.pb.h"
 #include "telos/world/world_host.h"
 
@@ -67,6 +68,10 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
              boost::asio::io_context& io, BlockingRunner blocking, const Clock& clock, Logger& log,
              Metrics& metrics);
   ~WorldShard() override;
+
+  // Loads read checkpoints too and play the freshest of row and checkpoint (invariant 8).
+  // REQUIRES: before Start(); `checkpoints` outlives this object (or null: rows only).
+  void SetCheckpoints(store::CheckpointStore* checkpoints) { checkpoints_ = checkpoints; }
 
   // Starts the placement writer and the route refresher.
   void Start();
@@ -122,6 +127,7 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
   void SendAttached(const std::shared_ptr<StreamHandle>& stream, uint64_t session, const Status& s,
                     const std::string& zone);
   Status AcceptHandoff(const std::string& blob);
+  std::string FreshestState(const store::CharacterRecord& row);
   void ShipPlayer(world::PlayerTransfer transfer);
   void Bounce(world::PlayerTransfer transfer);
   // Takes a character out (link-dead expiry, gate's Detach): freeze, save, tombstone.
@@ -143,6 +149,7 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
   const Clock& clock_;
   Logger& log_;
   PlacementWriter placements_;
+  store::CheckpointStore* checkpoints_ = nullptr;
   prometheus::Counter& handoffs_out_;
   prometheus::Counter& handoffs_in_;
   prometheus::Counter& handoffs_refused_;

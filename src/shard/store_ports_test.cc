@@ -1,0 +1,124 @@
+// StorePersistence's durability ladder on the embedded stores (SQLite rows and checkpoints) under
+// a manual clock: periodic requests become checkpoints, the row is written at most every flush
+// interval, quit and freeze write it at once, and a load prefers a fresher checkpoint.
+#include "telos/shard/store_ports.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "telos/base/clock.h"
+#include "telos/base/log.h"
+#include "telos/base/metrics.h"
+#include "telos/store/sqlite_store.h"
+#include "telos/world/character_state.h"
+
+namespace telos::shard {
+namespace {
+
+using std::chrono::milliseconds;
+constexpr int64_t kRowFlushMs = 60'000;
+constexpr std::string_view kPasswordHash = "$argon2id$v=19$m=65536,t=2,p=1$c2FsdA$aGFzaA";
+
+class DurabilityLadderTest : public ::testing::Test {
+ protected:
+  DurabilityLadderTest() : log_("test", LogLevel::kError) {
+    store::SqliteStoreOptions options;
+    options.path = ":memory:";
+    auto opened = store::SqliteStore::Open(options, clock_);
+    RELEASE_ASSERT(opened.ok(), opened.status().ToString());
+    db_ = std::move(opened).value();
+    auto account = db_->accounts().Create("owner", kPasswordHash);
+    RELEASE_ASSERT(account.ok(), account.status().ToString());
+    world::CharacterState state =
+        world::NewCharacter("Ada", *world::ParseRef("town:north_gate", ""));
+    store::CharacterRecord record;
+    record.name = "Ada";
+    record.account_id = account->id;
+    record.zone_id = "town";
+    record.room_id = "north_gate";
+    record.state_json = world::EncodeCharacter(state);
+    RELEASE_ASSERT(db_->characters().Create(record).ok(), "create");
+    claimed_ = *db_->characters().ClaimOwnership("Ada", 0);
+    persistence_ = std::make_unique<StorePersistence>(db_->characters(), metrics_, log_);
+    persistence_->EnableCheckpoints(db_->checkpoints(), clock_, kRowFlushMs, metrics_);
+    persistence_->Start();
+    persistence_->Register("ada", "Ada", claimed_.account_id, claimed_.state_version,
+                           claimed_.owner_epoch);
+  }
+  ~DurabilityLadderTest() override { persistence_->Stop(); }
+
+  // Requests a save of Ada standing in `room` and waits until it is written.
+  void Save(const std::string& room, world::SaveReason reason) {
+    world::CharacterState state = world::NewCharacter("Ada", *world::ParseRef(room, ""));
+    persistence_->RequestSave({"ada", world::EncodeCharacter(state), reason});
+    persistence_->AwaitSaved("ada");  // rows
+    ASSERT_TRUE(persistence_->FlushCheckpoints(milliseconds(5000)));
+  }
+
+  std::string RowRoom() { return db_->characters().Load("Ada")->room_id; }
+  std::optional<store::Checkpoint> Checkpoint() {
+    auto cp = db_->checkpoints().Get("Ada");
+    if (!cp.ok()) return std::nullopt;
+    return *cp;
+  }
+
+  ManualClock clock_;
+  Logger log_;
+  Metrics metrics_;
+  std::unique_ptr<store::SqliteStore> db_;
+  store::CharacterRecord claimed_;
+  std::unique_ptr<StorePersistence> persistence_;
+};
+
+TEST_F(DurabilityLadderTest, PeriodicSavesCheckpointUntilTheRowIsDue) {
+  Save("town:lantern_row", world::SaveReason::kPeriodic);
+  EXPECT_EQ(RowRoom(), "north_gate");  // the row waits for its interval
+  auto cp = Checkpoint();
+  ASSERT_TRUE(cp.has_value());
+  EXPECT_EQ(cp->room_id, "lantern_row");
+  EXPECT_EQ(cp->owner_epoch, claimed_.owner_epoch);
+  EXPECT_EQ(cp->state_version, claimed_.state_version);  // taken at the pre-CAS version
+
+  // The freshest of the two is the checkpoint: a tie goes to it.
+  const auto choice = store::ChooseFreshest(*db_->characters().Load("Ada"), *cp);
+  EXPECT_EQ(choice.source, store::LoadSource::kCheckpoint);
+
+  clock_.Advance(milliseconds(kRowFlushMs));
+  Save("town:tanners_walk", world::SaveReason::kPeriodic);
+  EXPECT_EQ(RowRoom(), "tanners_walk");  // due: the row is written
+  const auto after = store::ChooseFreshest(*db_->characters().Load("Ada"), *Checkpoint());
+  EXPECT_EQ(after.source, store::LoadSource::kRow);
+
+  // And the next periodic request is a checkpoint again, at the row's new version.
+  Save("town:west_gate", world::SaveReason::kPeriodic);
+  EXPECT_EQ(RowRoom(), "tanners_walk");
+  EXPECT_EQ(Checkpoint()->room_id, "west_gate");
+  EXPECT_EQ(Checkpoint()->state_version, db_->characters().Load("Ada")->state_version);
+}
+
+TEST_F(DurabilityLadderTest, QuitAndFreezeWriteTheRowAtOnce) {
+  Save("town:lantern_row", world::SaveReason::kQuit);
+  EXPECT_EQ(RowRoom(), "lantern_row");
+  Save("town:west_gate", world::SaveReason::kFreeze);
+  EXPECT_EQ(RowRoom(), "west_gate");
+  EXPECT_FALSE(Checkpoint().has_value());
+}
+
+TEST_F(DurabilityLadderTest, AZombieOwnersCheckpointCannotBeatTheNewOwner) {
+  Save("town:lantern_row", world::SaveReason::kPeriodic);
+  // Another shard claims the character and checkpoints it.
+  auto taken = *db_->characters().ClaimOwnership("Ada", 0);
+  store::Checkpoint theirs = *Checkpoint();
+  theirs.owner_epoch = taken.owner_epoch;
+  theirs.room_id = "west_gate";
+  ASSERT_TRUE(db_->checkpoints().Put(theirs).ok());
+  // The zombie's next checkpoint is refused by the store and dropped by the writer.
+  Save("town:tanners_walk", world::SaveReason::kPeriodic);
+  EXPECT_EQ(Checkpoint()->room_id, "west_gate");
+  EXPECT_EQ(Checkpoint()->owner_epoch, taken.owner_epoch);
+}
+
+}  // namespace
+}  // namespace telos::shard
