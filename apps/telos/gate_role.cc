@@ -45,6 +45,12 @@ Result<GateRoleSettings> ReadGateRoleSettings(const Config& config) {
         "TELOS_ACCOUNT: required for telos gate (host:port of the "
         "account service)");
   }
+  TELOS_READ_SETTING(s.allow_insecure, config.Bool("TELOS_ALLOW_INSECURE", false));
+  if (s.caller_token.empty() && !s.allow_insecure) {
+    return Status::InvalidArgument(
+        "TELOS_CALLER_TOKEN: required for telos gate (the account service's caller token; "
+        "TELOS_ALLOW_INSECURE=1 calls without one)");
+  }
   if (auto r = RedisOptionsFromConfig(config); !r.ok()) return r.status();
   return s;
 }
@@ -56,6 +62,11 @@ int RunGateRole(const GateRoleSettings& settings, const Config& config) {
     return kExitConfigError;
   }
   Logger log("gate", *level);
+  if (settings.caller_token.empty()) {
+    log.Warn(
+        "insecure: TELOS_CALLER_TOKEN unset (TELOS_ALLOW_INSECURE): calling the account "
+        "service without a caller token");
+  }
   SystemClock clock;
   Metrics metrics;
   log.Info(

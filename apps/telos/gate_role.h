@@ -23,6 +23,7 @@ struct GateRoleSettings {
   int64_t link_dead_ms = 0;      // 0: the default from limits.h
   int64_t login_timeout_ms = 0;  // 0: the default from limits.h
   int64_t route_wait_ms = 0;     // 0: the link's default (20 s)
+  bool allow_insecure = false;   // TELOS_ALLOW_INSECURE: run without a caller token
 };
 
 Result<GateRoleSettings> ReadGateRoleSettings(const Config& config);

@@ -86,6 +86,7 @@ shard::WorldShardOptions ShardOptions(const WorldRoleSettings& settings, const w
   options.endpoint = settings.advertise;
   options.lobby_zone = pack.start_room.zone;
   options.link_dead_ms = OrDefault(settings.link_dead_ms, limits::kLinkDeadMs);
+  options.version = kVersion;
   return options;
 }
 
@@ -171,6 +172,19 @@ Status WorldProcess::Start() {
   }
   grpc_port_ = static_cast<uint16_t>(bound_port);
 
+  // Worlds of one fleet must run the same content: a handoff between different packs would
+  // put players in rooms that do not exist, or mean something else.
+  if (auto divergence = shard_.FindPackDivergence()) {
+    if (!settings_.allow_insecure) {
+      log_.Error("refusing to start: content pack differs from the fleet's",
+                 {{"ours", pack_->content_hash}, {"peer", *divergence}});
+      return Status::FailedPrecondition("refusing to start: our content pack " +
+                                        pack_->content_hash + " differs: " + *divergence +
+                                        " (TELOS_ALLOW_INSECURE=1 starts anyway)");
+    }
+    log_.Warn("insecure: content pack differs from the fleet's (TELOS_ALLOW_INSECURE)",
+              {{"ours", pack_->content_hash}, {"peer", *divergence}});
+  }
   if (Status s = keeper_.Register(); !s.ok()) {
     log_.Error("refusing to start: shard registration failed", {{"error", s.ToString()}});
     return s;

@@ -47,6 +47,7 @@ Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config) {
   WorldRoleSettings s;
   std::string pool;
   TELOS_READ_SETTING(s.shard_id, config.RequiredString("TELOS_SHARD_ID"));
+  TELOS_READ_SETTING(s.allow_insecure, config.Bool("TELOS_ALLOW_INSECURE", false));
   TELOS_READ_SETTING(s.listen_address, config.String("TELOS_WORLD_LISTEN", s.listen_address));
   TELOS_READ_SETTING(s.advertise, config.String("TELOS_ADVERTISE", ""));
   TELOS_READ_SETTING(pool, config.String("TELOS_ZONE_POOL", ""));
@@ -76,9 +77,10 @@ Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config) {
         "TELOS_ASSERTION_VERIFY_KEY_FILE: required for telos world (the account service's "
         "public key)");
   }
-  if (s.handoff_key_file.empty()) {
+  if (s.handoff_key_file.empty() && !s.allow_insecure) {
     return Status::InvalidArgument(
-        "TELOS_HANDOFF_KEY_FILE: required for telos world (the fleet's handoff signing key)");
+        "TELOS_HANDOFF_KEY_FILE: required for telos world (the fleet's handoff signing key; "
+        "TELOS_ALLOW_INSECURE=1 runs with a key of its own, refusing every other world's)");
   }
   TELOS_READ_SETTING(s.advertise, AdvertisedAddress(s.listen_address, s.advertise));
   if (auto r = RedisOptionsFromConfig(config); !r.ok()) return r.status();
@@ -114,7 +116,14 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
                  verify_key.status().message().c_str());
     return kExitConfigError;
   }
-  auto handoff_key = auth::SigningKey::LoadFile(settings.handoff_key_file);
+  auto handoff_key = settings.handoff_key_file.empty()
+                         ? Result<auth::SigningKey>(auth::SigningKey::Generate())
+                         : auth::SigningKey::LoadFile(settings.handoff_key_file);
+  if (settings.handoff_key_file.empty()) {
+    log.Warn(
+        "insecure: TELOS_HANDOFF_KEY_FILE unset (TELOS_ALLOW_INSECURE): a handoff key of this "
+        "process only; handoffs with other worlds will be refused");
+  }
   if (!handoff_key.ok()) {
     std::fprintf(stderr, "%s: TELOS_HANDOFF_KEY_FILE: %s\n", kRole,
                  handoff_key.status().message().c_str());
@@ -172,7 +181,10 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
     http.Stop();
     world.Stop();
     threads.Join();
-    return s.code() == StatusCode::kAlreadyExists ? kExitConfigError : 1;
+    // A duplicate shard id and a diverging content pack are configuration errors.
+    return s.code() == StatusCode::kAlreadyExists || s.code() == StatusCode::kFailedPrecondition
+               ? kExitConfigError
+               : 1;
   }
 
   StopSignal stop(io, log);

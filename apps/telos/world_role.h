@@ -31,6 +31,7 @@ struct WorldRoleSettings {
   int64_t save_interval_ms = 0;  // 0: the default from limits.h; how often a row is written
   int64_t checkpoint_interval_ms = 10'000;  // how often a playing character is checkpointed
   int64_t seed = 0;
+  bool allow_insecure = false;  // TELOS_ALLOW_INSECURE: start despite a content-pack mismatch
 };
 
 Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config);

@@ -11,7 +11,8 @@
 namespace telos::shard {
 namespace asio = boost::asio;
 namespace {
-constexpr size_t kControlBytes = 64;  // a reply, redirect or notice in a frame
+constexpr size_t kControlBytes = 64;           // a reply, redirect or notice in a frame
+constexpr int64_t kDescribeDeadlineMs = 1000;  // one peer's answer at boot
 }  // namespace
 
 WorldShard::WorldShard(WorldShardOptions options, world::WorldHost& host,
@@ -550,6 +551,38 @@ Status WorldShard::AcceptHandoff(const std::string& blob) {
                                 {"epoch", static_cast<int64_t>(snapshot->placement_epoch)}});
   StartLinkDeadTimer(key, sink);  // if the gate never attaches, the character is saved and out
   return Status::Ok();
+}
+
+// ------------------------------------------------------------------ describe
+
+grpc::ServerUnaryReactor* WorldShard::Describe(grpc::CallbackServerContext* context,
+                                               const telos::v1::Empty*,
+                                               telos::v1::ShardDescription* reply) {
+  reply->set_shard_id(options_.shard_id);
+  reply->set_pack_name(host_.pack().name);
+  reply->set_pack_hash(host_.pack().content_hash);
+  reply->set_version(options_.version);
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+std::optional<std::string> WorldShard::FindPackDivergence() {
+  auto shards = directory_.ListShards();
+  if (!shards.ok()) return std::nullopt;
+  for (const auto& shard : *shards) {
+    if (shard.id == options_.shard_id || shard.endpoint.empty()) continue;
+    auto stub = telos::v1::World::NewStub(rpc::MakeChannel(shard.endpoint));
+    grpc::ClientContext context;
+    rpc::PrepareCall(context, std::chrono::milliseconds(kDescribeDeadlineMs), "");
+    telos::v1::Empty request;
+    telos::v1::ShardDescription peer;
+    if (!stub->Describe(&context, request, &peer).ok()) continue;  // gone or not answering
+    if (peer.pack_hash() != host_.pack().content_hash) {
+      return "shard " + shard.id + " runs pack " + peer.pack_name() + " " + peer.pack_hash();
+    }
+  }
+  return std::nullopt;
 }
 
 // ------------------------------------------------------------------ handoff: source

@@ -11,7 +11,9 @@ shard id, a missing setting and a wrong assertion key are refused. Each class ru
 TELOS_REPO, as in test_serve.py; TELOS_E2E_LOG_DIR, if set, keeps every process's log."""
 
 import os
+import shutil
 import sys
+import tempfile
 import time
 import unittest
 
@@ -583,6 +585,65 @@ class FailClosedBootTest(FleetCase):
         env["TELOS_CALLER_TOKEN"] = None
         env["TELOS_ALLOW_INSECURE"] = None
         self.assert_refused("account", env, "TELOS_CALLER_TOKEN")
+
+    def test_world_without_the_handoff_key(self):
+        env = self.fleet.world_env("world-x", POOL_0)
+        env["TELOS_HANDOFF_KEY_FILE"] = None
+        env["TELOS_ALLOW_INSECURE"] = None
+        self.assert_refused("world", env, "TELOS_HANDOFF_KEY_FILE")
+
+    def test_gate_without_the_caller_token(self):
+        env = self.fleet.gate_env("gate-x")
+        env["TELOS_CALLER_TOKEN"] = None
+        env["TELOS_ALLOW_INSECURE"] = None
+        self.assert_refused("gate", env, "TELOS_CALLER_TOKEN")
+
+    def test_allow_insecure_starts_and_names_each_insecure_choice(self):
+        fleet = self.fleet
+        fleet.start_account(extra_env={"TELOS_CALLER_TOKEN": "", "TELOS_ALLOW_INSECURE": "1"},
+                            name="account-open")
+        fleet.wait_msg("account-open", "insecure: TELOS_CALLER_TOKEN unset, any caller is accepted")
+        fleet.start_world("world-open", POOL_0, extra_env={"TELOS_HANDOFF_KEY_FILE": "",
+                                                          "TELOS_ALLOW_INSECURE": "1"})
+        fleet.wait_log("world-open", lambda e: e.get("msg", "").startswith(
+            "insecure: TELOS_HANDOFF_KEY_FILE unset"))
+        fleet.start_gate("gate-open", extra_env={"TELOS_CALLER_TOKEN": "",
+                                                 "TELOS_ALLOW_INSECURE": "1"})
+        fleet.wait_log("gate-open", lambda e: e.get("msg", "").startswith(
+            "insecure: TELOS_CALLER_TOKEN unset"))
+
+
+class PackDivergenceTest(FleetCase):
+    """Every world of a fleet runs the same content pack: a world whose pack differs from a live
+    peer's refuses to start, unless TELOS_ALLOW_INSECURE=1, which starts it with a warning."""
+
+    @classmethod
+    def setUpClass(cls):
+        fleet = cls.make_fleet("packs")
+        fleet.start_account()
+        fleet.start_world("world-0", POOL_0)
+        cls.other = tempfile.mkdtemp(prefix="telos-pack-")
+        cls.addClassCleanup(shutil.rmtree, cls.other, True)
+        shutil.copytree(os.path.join(REPO, "content"), cls.other, dirs_exist_ok=True)
+        town = os.path.join(cls.other, "zones", "town.toml")
+        with open(town, encoding="utf-8") as f:
+            text = f.read()
+        with open(town, "w", encoding="utf-8") as f:
+            f.write(text.replace("A cobbled street", "A freshly cobbled street", 1))
+
+    def test_a_world_with_another_pack_is_refused(self):
+        env = self.fleet.world_env("world-9", POOL_1, {"TELOS_CONTENT_DIR": self.other})
+        done = self.fleet.run("world", env)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertIn("differs", done.stderr)
+        self.assertIn("shard world-0", done.stderr)
+
+    def test_allow_insecure_starts_it_with_a_warning(self):
+        self.fleet.start_world("world-8", POOL_1, extra_env={"TELOS_CONTENT_DIR": self.other,
+                                                             "TELOS_ALLOW_INSECURE": "1"})
+        self.fleet.wait_msg("world-8",
+                            "insecure: content pack differs from the fleet's (TELOS_ALLOW_INSECURE)")
+        self.assertEqual(self.fleet.stop("world-8"), 0)
 
 
 class WrongAssertionKeyTest(FleetCase):

@@ -51,6 +51,7 @@ struct WorldShardOptions {
   std::string shard_id;
   std::string endpoint;  // host:port other processes dial
   std::string lobby_zone;
+  std::string version;  // of the binary, for Describe
   int64_t link_dead_ms = 60'000;
   int64_t handoff_deadline_ms = 3'000;  // one Handoff RPC
   int64_t handoff_ttl_ms = 15'000;      // how long a signed snapshot is valid
@@ -90,6 +91,14 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
   grpc::ServerUnaryReactor* Handoff(grpc::CallbackServerContext* context,
                                     const telos::v1::SignedBlob* request,
                                     telos::v1::HandoffReply* reply) override;
+  grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* context,
+                                     const telos::v1::Empty* request,
+                                     telos::v1::ShardDescription* reply) override;
+
+  // Asks every live peer in the directory (bounded per peer) which content pack it runs; the
+  // first whose hash differs from ours, as "shard <id> runs pack <name> <hash>", or nullopt.
+  // Unreachable peers are skipped. Blocks: call before Start() or on the blocking pool.
+  std::optional<std::string> FindPackDivergence();
 
   // Players frozen out of a zone this shard stopped hosting (lease lost, shutdown): each is
   // forgotten here (their freeze saved them; the placement keeps its zone) and their gate is told
