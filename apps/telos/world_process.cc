@@ -2,6 +2,8 @@
 
 #include <random>
 
+#include <condition_variable>
+
 #include "role_common.h"
 #include "telos/base/limits.h"
 #include "telos/directory/cluster_view.h"
@@ -13,6 +15,7 @@ namespace telos::app {
 namespace {
 
 constexpr std::chrono::milliseconds kStopTimeout{15000};
+constexpr std::chrono::milliseconds kDrainDeadline{45000};
 
 }  // namespace
 
@@ -117,7 +120,13 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
     : settings_(settings),
       pack_(std::move(pack)),
       directory_(directory),
+      clock_(clock),
       log_(log),
+      drain_redirected_(metrics.Counter("shard_drain_redirected_total",
+                                        "Players handed to a peer during a graceful drain")),
+      drain_reclaimed_(metrics.Counter(
+          "shard_drain_reclaimed_total",
+          "Players saved and routed again by their gates because a drain could not hand them")),
       pool_(ResolveZonePool(settings, *pack_).value_or(std::vector<std::string>{})),
       no_passwords_(std::make_unique<NoPasswords>()),
       persistence_(db.characters(), metrics, log),
@@ -134,6 +143,8 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
       hosting_(std::make_unique<Hosting>(host_, shard_, log)),
       keeper_(KeeperOptions(settings, pool_), directory, *hosting_, clock, log, metrics) {
   host_.SetFleetHooks(&shard_);
+  shard_.SetAdopter(
+      [this](const std::string& zone, uint64_t epoch) { return keeper_.Adopt(zone, epoch); });
   if (checkpoints != nullptr) {
     // The durability ladder: checkpoints every checkpoint_interval_ms, rows every
     // save_interval_ms; a load plays the freshest of the two.
@@ -197,6 +208,7 @@ Status WorldProcess::Start() {
 void WorldProcess::Stop() {
   if (stopped_ || !started_) return;
   stopped_ = true;
+  if (grpc_port_ != 0) Drain();
   shard_.Stop();
   keeper_.Stop(false);
   const size_t zones_left = host_.StopAllZones(
@@ -212,6 +224,126 @@ void WorldProcess::Stop() {
   keeper_.Stop(true);  // only now may a peer claim the zones
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   persistence_.Stop();
+}
+
+void WorldProcess::Drain() {
+  const Instant started = clock_.Now();
+  shard_.BeginDrain();
+  auto shards = directory_.ListShards();
+  std::vector<directory::ShardInfo> peers;
+  if (shards.ok()) {
+    for (const auto& shard : *shards) {
+      if (shard.id != settings_.shard_id && !shard.endpoint.empty()) peers.push_back(shard);
+    }
+  }
+  log_.Info("signal received: draining before shutdown",
+            {{"zones", static_cast<int64_t>(keeper_.held().size())},
+             {"peers", static_cast<int64_t>(peers.size())}});
+  if (peers.empty()) {
+    log_.Warn("drain: no live peer; players are saved and wait for a new owner");
+    return;
+  }
+  auto endpoint_of = [&peers](const std::string& id) {
+    for (const auto& peer : peers) {
+      if (peer.id == id) return peer.endpoint;
+    }
+    return std::string();
+  };
+  struct Progress {
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t zones_left = 0, redirected = 0, reclaimed = 0;
+  };
+  auto progress = std::make_shared<Progress>();
+  std::map<std::string, int64_t> occupancy;
+  for (const auto& entry : host_.Who()) ++occupancy[entry.zone];
+  std::vector<directory::Reservation> reservations;
+
+  // Hands the zone's players to `to` once it hosts the zone (or, for the lobby, at once).
+  auto hand_over = [&](const std::string& zone, const directory::ZoneOwner& to) {
+    {
+      std::lock_guard lock(progress->mu);
+      ++progress->zones_left;
+    }
+    const Status stopping =
+        host_.StopZone(zone, [this, progress, to](std::vector<world::PlayerTransfer> frozen) {
+          shard_.HandOver(std::move(frozen), to, [progress](size_t redirected, size_t reclaimed) {
+            std::lock_guard lock(progress->mu);
+            progress->redirected += redirected;
+            progress->reclaimed += reclaimed;
+            --progress->zones_left;
+            progress->cv.notify_all();
+          });
+        });
+    if (!stopping.ok()) {
+      std::lock_guard lock(progress->mu);
+      --progress->zones_left;
+    }
+  };
+
+  for (const auto& [zone, epoch] : keeper_.held()) {
+    directory::DrainTargetRequest request;
+    request.exclude = {settings_.shard_id};
+    request.amount = std::max<int64_t>(1, occupancy[zone]);  // a reservation holds at least one
+    auto target = directory_.SelectDrainTarget(request);
+    if (!target.ok()) {
+      log_.Warn("drain: no target for a zone",
+                {{"zone", zone}, {"error", target.status().ToString()}});
+      continue;
+    }
+    reservations.push_back(target->reservation);
+    const std::string peer = target->reservation.target;
+    // One fenced step: the lease is never ownerless.
+    auto moved =
+        directory_.TransferZone(zone, settings_.shard_id, epoch, peer, settings_.lease_ttl_ms);
+    if (!moved.ok()) {
+      log_.Warn("drain: lease transfer failed",
+                {{"zone", zone}, {"error", moved.status().ToString()}});
+      continue;
+    }
+    keeper_.Forget(zone);
+    const directory::ZoneOwner to{peer, endpoint_of(peer), moved->epoch, moved->ttl_ms};
+    if (Status adopted = shard_.CallAdopt(to, zone, moved->epoch); !adopted.ok()) {
+      log_.Warn("drain: peer did not adopt the zone; its players will be routed again",
+                {{"zone", zone}, {"peer", peer}, {"error", adopted.ToString()}});
+    }
+    log_.Info("drain: zone moved", {{"zone", zone}, {"to", peer}, {"epoch", moved->epoch}});
+    hand_over(zone, to);
+  }
+  // The lobby runs on every shard: its players go to the least loaded peer's.
+  directory::DrainTargetRequest lobby_request;
+  lobby_request.exclude = {settings_.shard_id};
+  lobby_request.amount = std::max<int64_t>(1, occupancy[pack_->start_room.zone]);
+  if (auto target = directory_.SelectDrainTarget(lobby_request); target.ok()) {
+    reservations.push_back(target->reservation);
+    const std::string peer = target->reservation.target;
+    hand_over(pack_->start_room.zone, directory::ZoneOwner{peer, endpoint_of(peer), 0, 0});
+  }
+
+  bool complete = false;
+  {
+    std::unique_lock lock(progress->mu);
+    complete =
+        progress->cv.wait_for(lock, kDrainDeadline, [&] { return progress->zones_left == 0; });
+  }
+  for (const auto& reservation : reservations) {
+    (void)directory_.ReleaseReservation(reservation.target, reservation.id);
+  }
+  std::lock_guard lock(progress->mu);
+  drain_redirected_.Increment(static_cast<double>(progress->redirected));
+  drain_reclaimed_.Increment(static_cast<double>(progress->reclaimed));
+  const int64_t took_ms = ElapsedMs(started, clock_.Now());
+  if (complete) {
+    log_.Info("drain complete", {{"redirected", static_cast<int64_t>(progress->redirected)},
+                                 {"reclaimed", static_cast<int64_t>(progress->reclaimed)},
+                                 {"took_ms", took_ms}});
+  } else {
+    log_.Error("graceful drain incomplete",
+               {{"zones_left", static_cast<int64_t>(progress->zones_left)},
+                {"redirected", static_cast<int64_t>(progress->redirected)},
+                {"reclaimed", static_cast<int64_t>(progress->reclaimed)},
+                {"took_ms", took_ms}});
+  }
 }
 
 void WorldProcess::AddRoutes(net::HttpServer& http) {

@@ -58,11 +58,18 @@ class WorldProcess {
  private:
   class Hosting;
   class NoPasswords;
+  // Graceful drain: each zone's lease moves to a live peer in one fenced step, the peer adopts
+  // it, and its players are handed over with their sockets open (ZERO-DROP). Bounded by
+  // kDrainDeadline; what is left is saved and routed again by the gates.
+  void Drain();
 
   const WorldRoleSettings settings_;
   std::shared_ptr<const world::Pack> pack_;
   directory::Directory& directory_;
+  const Clock& clock_;
   Logger& log_;
+  prometheus::Counter& drain_redirected_;
+  prometheus::Counter& drain_reclaimed_;
   std::vector<std::string> pool_;
   std::unique_ptr<world::PasswordPort> no_passwords_;
   shard::StorePersistence persistence_;

@@ -466,6 +466,13 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
       });
       continue;
     }
+    if (code == StatusCode::kUnavailable) {
+      // The shard is draining or stopping: its zones are about to have a new owner.
+      blocking_([this, id, alive = alive_] {
+        if (*alive) RetryRouteLater(id);
+      });
+      continue;
+    }
     Fail(id, "The world could not take you in: " + attached.message());
   }
   for (const auto& output : frame.outputs()) {

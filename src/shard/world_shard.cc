@@ -54,6 +54,11 @@ void WorldShard::Start() {
   ScheduleRefresh();
 }
 
+void WorldShard::BeginDrain() {
+  std::lock_guard lock(mu_);
+  draining_ = true;
+}
+
 void WorldShard::Stop() {
   {
     std::lock_guard lock(mu_);
@@ -304,6 +309,10 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
     std::lock_guard lock(mu_);
     if (stopping_) return SendAttached(stream, session, Status::Unavailable("shard stopping"), "");
     auto it = residents_.find(key);
+    if (draining_ && it == residents_.end()) {
+      // Its zones are moving to peers: the gate tries again and finds the new owner.
+      return SendAttached(stream, session, Status::Unavailable("shard draining"), "");
+    }
     if (it != residents_.end()) {
       if (it->second.account_id != claim->account_id) {
         return SendAttached(stream, session, Status::PermissionDenied("not your character"), "");
@@ -619,16 +628,7 @@ Status WorldShard::CallHandoff(const std::string& endpoint, const std::string& b
 }
 
 void WorldShard::ShipPlayer(world::PlayerTransfer transfer) {
-  const Instant started = clock_.Now();
-  const std::string key = world::NameKey(transfer.state.name);
   const std::string zone = transfer.state.room.zone;
-  ResidentEntry entry;
-  {
-    std::lock_guard lock(mu_);
-    auto it = residents_.find(key);
-    if (it == residents_.end()) return Bounce(std::move(transfer));
-    entry = it->second;
-  }
   // The route cache (re-read every route_refresh_ms) names the owner; a stale entry costs at
   // most a refused handoff, since the destination checks that it hosts the zone.
   std::optional<directory::ZoneOwner> owner;
@@ -637,8 +637,24 @@ void WorldShard::ShipPlayer(world::PlayerTransfer transfer) {
     if (auto it = remote_owners_.find(zone); it != remote_owners_.end()) owner = it->second;
   }
   if (!owner) {
-    log_.Warn("handoff impossible: no live owner", {{"character", key}, {"zone", zone}});
+    log_.Warn("handoff impossible: no live owner",
+              {{"character", transfer.state.name}, {"zone", zone}});
     return Bounce(std::move(transfer));
+  }
+  if (!SendPlayer(transfer, *owner).ok()) Bounce(std::move(transfer));
+}
+
+Status WorldShard::SendPlayer(const world::PlayerTransfer& transfer,
+                              const directory::ZoneOwner& owner) {
+  const Instant started = clock_.Now();
+  const std::string key = world::NameKey(transfer.state.name);
+  const std::string zone = transfer.state.room.zone;
+  ResidentEntry entry;
+  {
+    std::lock_guard lock(mu_);
+    auto it = residents_.find(key);
+    if (it == residents_.end()) return Status::NotFound(key + " is not resident here");
+    entry = it->second;
   }
   const auto binding = entry.sink->binding();
   const std::shared_ptr<StreamHandle>& stream = binding.first;
@@ -663,13 +679,13 @@ void WorldShard::ShipPlayer(world::PlayerTransfer transfer) {
   snapshot.assertion = entry.assertion;
   const std::string blob = auth::SignSnapshot(handoff_key_, snapshot);
 
-  Status s = CallHandoff(owner->endpoint, blob);
+  Status s = CallHandoff(owner.endpoint, blob);
   if (!s.ok() && (s.code() == StatusCode::kDeadlineExceeded ||
                   s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kUnknownResult)) {
     // Maybe applied: the placement record says whether the destination took the player.
     auto placement = directory_.LookupPlacement(key);
     if (placement.ok() && *placement && (*placement)->epoch >= snapshot.placement_epoch &&
-        (*placement)->shard == owner->shard_id) {
+        (*placement)->shard == owner.shard_id) {
       s = Status::Ok();
     }
   }
@@ -677,7 +693,7 @@ void WorldShard::ShipPlayer(world::PlayerTransfer transfer) {
     handoffs_refused_.Increment();
     log_.Warn("handoff failed: player stays",
               {{"character", key}, {"zone", zone}, {"error", s.ToString()}});
-    return Bounce(std::move(transfer));
+    return s;
   }
   {
     std::lock_guard lock(mu_);
@@ -689,8 +705,8 @@ void WorldShard::ShipPlayer(world::PlayerTransfer transfer) {
     stream->Send(kControlBytes, [&](telos::v1::ShardFrame& out) {
       auto* redirect = out.add_redirects();
       redirect->set_session(session);
-      redirect->set_shard_id(owner->shard_id);
-      redirect->set_endpoint(owner->endpoint);
+      redirect->set_shard_id(owner.shard_id);
+      redirect->set_endpoint(owner.endpoint);
       redirect->set_handoff_token(snapshot.token);
     });
   }
@@ -698,8 +714,82 @@ void WorldShard::ShipPlayer(world::PlayerTransfer transfer) {
   handoff_ms_.Observe(static_cast<double>(ElapsedMs(started, clock_.Now())));
   log_.Info("handoff sent", {{"character", transfer.state.name},
                              {"zone", zone},
-                             {"to", owner->shard_id},
+                             {"to", owner.shard_id},
                              {"epoch", static_cast<int64_t>(snapshot.placement_epoch)}});
+  return Status::Ok();
+}
+
+void WorldShard::HandOver(std::vector<world::PlayerTransfer> players, directory::ZoneOwner to,
+                          std::function<void(size_t, size_t)> done) {
+  struct Tally {
+    std::mutex mu;
+    size_t left = 0, redirected = 0, reclaimed = 0;
+    std::function<void(size_t, size_t)> done;
+  };
+  auto tally = std::make_shared<Tally>();
+  tally->left = players.size();
+  tally->done = std::move(done);
+  if (players.empty()) return tally->done(0, 0);
+  for (auto& player : players) {
+    blocking_([this, tally, to, player = std::move(player)]() mutable {
+      const bool sent = SendPlayer(player, to).ok();
+      if (!sent) {
+        // Not handed over: its state is saved (frozen); its gate routes it to the new owner.
+        std::vector<world::PlayerTransfer> one;
+        one.push_back(std::move(player));
+        Evacuate(std::move(one));
+      }
+      std::function<void(size_t, size_t)> finish;
+      size_t redirected = 0, reclaimed = 0;
+      {
+        std::lock_guard lock(tally->mu);
+        (sent ? tally->redirected : tally->reclaimed) += 1;
+        if (--tally->left == 0) {
+          finish = std::move(tally->done);
+          redirected = tally->redirected;
+          reclaimed = tally->reclaimed;
+        }
+      }
+      if (finish) finish(redirected, reclaimed);
+    });
+  }
+}
+
+Status WorldShard::CallAdopt(const directory::ZoneOwner& to, const std::string& zone,
+                             uint64_t epoch) {
+  telos::v1::World::Stub* stub = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    auto& slot = peers_[to.endpoint];
+    if (!slot) slot = telos::v1::World::NewStub(rpc::MakeChannel(to.endpoint));
+    stub = slot.get();
+  }
+  telos::v1::AdoptRequest request;
+  request.set_zone(zone);
+  request.set_epoch(epoch);
+  request.set_from_shard(options_.shard_id);
+  telos::v1::Empty reply;
+  grpc::ClientContext context;
+  rpc::PrepareCall(context, std::chrono::milliseconds(options_.handoff_deadline_ms), "");
+  return rpc::FromGrpc(stub->Adopt(&context, request, &reply));
+}
+
+grpc::ServerUnaryReactor* WorldShard::Adopt(grpc::CallbackServerContext* context,
+                                            const telos::v1::AdoptRequest* request,
+                                            telos::v1::Empty*) {
+  auto* reactor = context->DefaultReactor();
+  blocking_([this, reactor, zone = request->zone(), epoch = request->epoch(),
+             from = request->from_shard()] {
+    Status s = adopter_ ? adopter_(zone, epoch) : Status::Unavailable("not adopting zones");
+    log_.Info(s.ok() ? "zone adopted from a draining peer" : "zone adoption refused",
+              {{"zone", zone},
+               {"epoch", static_cast<int64_t>(epoch)},
+               {"from", from},
+               {"status", s.ToString()}});
+    if (s.ok()) RefreshRoutes();
+    reactor->Finish(rpc::ToGrpc(s));
+  });
+  return reactor;
 }
 
 }  // namespace telos::shard

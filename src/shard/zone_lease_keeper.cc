@@ -186,7 +186,8 @@ void ZoneLeaseKeeper::ClaimFree(std::set<std::string>& stopped) {
     }
     const uint64_t epoch = claimed->epoch;
     const Status started = hosting_.StartZone(zone, epoch);
-    if (!started.ok()) {
+    // AlreadyExists: adopted from a draining peer meanwhile, and running.
+    if (!started.ok() && started.code() != StatusCode::kAlreadyExists) {
       const Status released = directory_.ReleaseZone(zone, options_.shard_id, epoch);
       log_.Error("zone failed to start: lease released", {{"zone", zone},
                                                           {"epoch", epoch},
@@ -384,6 +385,28 @@ std::map<std::string, uint64_t> ZoneLeaseKeeper::held() const {
 bool ZoneLeaseKeeper::standby() const {
   std::lock_guard lock(mu_);
   return held_.empty();
+}
+
+Status ZoneLeaseKeeper::Adopt(const std::string& zone, uint64_t epoch) {
+  const Instant sent = clock_.Now();
+  auto renewed = directory_.RenewZone(zone, options_.shard_id, epoch, options_.lease_ttl_ms);
+  if (!renewed.ok()) return renewed.status();
+  const Status started = hosting_.StartZone(zone, epoch);
+  if (!started.ok() && started.code() != StatusCode::kAlreadyExists) return started;
+  size_t count = 0;
+  {
+    std::lock_guard lock(mu_);
+    held_[zone] = Lease{epoch, sent + Millis(renewed->ttl_ms)};
+    count = held_.size();
+  }
+  claims_total_.Increment();
+  zones_held_.Set(static_cast<double>(count));
+  log_.Info("claimed zone", {{"shard", options_.shard_id},
+                             {"zone", zone},
+                             {"epoch", epoch},
+                             {"ttl_ms", renewed->ttl_ms},
+                             {"adopted", true}});
+  return Status::Ok();
 }
 
 void ZoneLeaseKeeper::Forget(const std::string& zone) {

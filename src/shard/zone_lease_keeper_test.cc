@@ -572,3 +572,42 @@ TEST(ZoneLeaseKeeperThread, StopsAnUnconfirmableZoneAtItsFenceBetweenPasses) {
 
 }  // namespace
 }  // namespace telos::shard
+
+namespace telos::shard {
+namespace {
+
+// A drain moves a lease in one fenced step; the peer adopts it at the new epoch, hosts the zone
+// at once and renews it from then on, and nobody can adopt at a stale epoch.
+TEST_F(ZoneLeaseKeeperTest, APeerAdoptsATransferredLeaseAndKeepsRenewingIt) {
+  FakeHost host_a, host_b;
+  auto a = Keeper(Options("A", "10.0.0.1:7000"), host_a);
+  auto b = Keeper(Options("B", "10.0.0.2:7000"), host_b);
+  ASSERT_TRUE(a->Register().ok());
+  a->Tick();
+  ASSERT_TRUE(b->Register().ok());
+  b->Tick();
+  ASSERT_TRUE(b->standby());
+
+  auto moved = dir_.TransferZone("town", "A", 1, "B", kTtlMs);
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  a->Forget("town");
+  EXPECT_EQ(b->Adopt("town", moved->epoch - 1).code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(b->Adopt("town", moved->epoch).ok());
+  EXPECT_THAT(host_b.starts, ElementsAre(Pair("town", moved->epoch)));
+  EXPECT_THAT(b->held(), ElementsAre(Pair("town", moved->epoch)));
+  EXPECT_FALSE(b->standby());
+
+  // Passes on both sides: B keeps the zone alive past its first TTL; A never claims it back.
+  for (int i = 0; i < 6; ++i) {
+    Advance(kTtlMs / 3);
+    a->Tick();
+    b->Tick();
+  }
+  EXPECT_EQ(Owner("town")->shard_id, "B");
+  EXPECT_EQ(Owner("town")->epoch, moved->epoch);
+  EXPECT_THAT(b->held(), ElementsAre(Pair("town", moved->epoch)));
+  EXPECT_THAT(a->held(), ElementsAre(Pair("arena", 1u), Pair("crypt", 1u)));
+}
+
+}  // namespace
+}  // namespace telos::shard

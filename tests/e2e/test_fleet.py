@@ -402,6 +402,52 @@ class CrashLossTest(FleetCase):
         fleet.wait_msg("world-1", "loaded from checkpoint", character="Survivor")
 
 
+class DrainTest(FleetCase):
+    """SIGTERM drains a world: each of its zones moves to a live peer in one fenced step and its
+    players are handed over in place, same zone and room, their sockets never closing."""
+
+    @classmethod
+    def setUpClass(cls):
+        fleet = cls.make_fleet("drain")
+        fleet.start_account()
+        fleet.start_world("world-0", POOL_0)
+        fleet.start_world("world-1", POOL_1)
+        fleet.start_gate("gate-0")
+        fleet.wait_owners(SPLIT)
+
+    def test_sigterm_hands_zones_and_players_to_a_peer(self):
+        fleet = self.fleet
+        c = fleet.connect("gate-0")
+        new_player(c, "mover", "Mover")
+        path = follow(ROOMS, START, TO_TOWN + ["south"])  # ... Lantern Row
+        transcript = []
+        for d, room in zip(TO_TOWN + ["south"], path):
+            self.step(c, d, room, transcript)
+        here = path[-1]
+        before = Fleet.epochs(fleet.cluster())
+        placement = self.wait_placement("Mover", lambda p: p.get("shard") == "world-0")
+
+        c.mark()
+        self.assertEqual(fleet.stop("world-0"), 0)
+        drained = fleet.wait_msg("world-0", "drain complete")
+        self.assertGreaterEqual(drained["redirected"], 1)
+        self.assertEqual(drained["reclaimed"], 0)
+        view = fleet.wait_owners({z: "world-1" for z in SPLIT}, timeout=5)
+        for zone in POOL_0:
+            self.assertGreater(Fleet.epochs(view)[zone], before[zone], zone)
+
+        # Same room, same connection, and no sign that anything happened.
+        c.send("look")
+        c.expect(here.description, ROOM_SHOWN_S)
+        self.assertFalse(c.closed)
+        self.assertNotIn("shifts", c.text)
+        moved = self.wait_placement("Mover", lambda p: p.get("shard") == "world-1")
+        self.assertEqual(moved["zone"], "town")
+        self.assertGreater(int(moved["epoch"]), int(placement["epoch"]))
+        c.send("say still here")
+        c.expect("You say, 'still here'")
+
+
 class FailoverTest(FleetCase):
     """A standby with world-0's pool takes its zones when world-0 freezes; world-0, thawed,
     stops them instead of writing them too."""

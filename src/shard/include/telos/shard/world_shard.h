@@ -91,6 +91,10 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
   grpc::ServerUnaryReactor* Handoff(grpc::CallbackServerContext* context,
                                     const telos::v1::SignedBlob* request,
                                     telos::v1::HandoffReply* reply) override;
+  // A draining peer has moved a zone's lease to this shard: start hosting it now.
+  grpc::ServerUnaryReactor* Adopt(grpc::CallbackServerContext* context,
+                                  const telos::v1::AdoptRequest* request,
+                                  telos::v1::Empty* reply) override;
   grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* context,
                                      const telos::v1::Empty* request,
                                      telos::v1::ShardDescription* reply) override;
@@ -104,6 +108,21 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
   // forgotten here (their freeze saved them; the placement keeps its zone) and their gate is told
   // to route them again, to whichever shard owns the zone next.
   void Evacuate(std::vector<world::PlayerTransfer> players);
+
+  // ---- drain (the owner wires these)
+  // How an Adopt is carried out: renew the moved lease and start the zone (the lease keeper).
+  void SetAdopter(std::function<Status(const std::string& zone, uint64_t epoch)> adopter) {
+    adopter_ = std::move(adopter);
+  }
+  // Asks `to` to adopt `zone`, whose lease this shard has just moved to it at `epoch`.
+  Status CallAdopt(const directory::ZoneOwner& to, const std::string& zone, uint64_t epoch);
+  // Hands players frozen out of a zone now owned by `to` over to it, sockets kept open; any
+  // that cannot be handed over are saved and routed again by their gates. `done(redirected,
+  // reclaimed)` runs once every player is settled (on a blocking thread).
+  void HandOver(std::vector<world::PlayerTransfer> players, directory::ZoneOwner to,
+                std::function<void(size_t, size_t)> done);
+  // From now on, logins of characters not already here are refused (they are routed again).
+  void BeginDrain();
 
   // Re-reads which shard owns each zone (normally done every route_refresh_ms).
   void RefreshRoutes();
@@ -138,6 +157,8 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
   Status AcceptHandoff(const std::string& blob);
   std::string FreshestState(const store::CharacterRecord& row);
   void ShipPlayer(world::PlayerTransfer transfer);
+  // The handoff itself: snapshot, Handoff RPC, Redirect. The transfer is untouched on failure.
+  Status SendPlayer(const world::PlayerTransfer& transfer, const directory::ZoneOwner& owner);
   void Bounce(world::PlayerTransfer transfer);
   // Takes a character out (link-dead expiry, gate's Detach): freeze, save, tombstone.
   void Remove(const std::string& name_key, std::function<void()> done);
@@ -159,6 +180,7 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
   Logger& log_;
   PlacementWriter placements_;
   store::CheckpointStore* checkpoints_ = nullptr;
+  std::function<Status(const std::string&, uint64_t)> adopter_;
   prometheus::Counter& handoffs_out_;
   prometheus::Counter& handoffs_in_;
   prometheus::Counter& handoffs_refused_;
@@ -171,6 +193,7 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
   std::map<std::string, directory::ZoneOwner> remote_owners_;  // guarded by mu_; by zone
   std::map<std::string, std::unique_ptr<telos::v1::World::Stub>> peers_;  // guarded by mu_
   std::vector<std::weak_ptr<StreamHandle>> streams_;                      // guarded by mu_
+  bool draining_ = false;                                                 // guarded by mu_
   bool stopping_ = false;                                                 // guarded by mu_
   std::shared_ptr<bool> alive_;                                           // timers check it
 };

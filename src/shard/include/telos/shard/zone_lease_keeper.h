@@ -117,6 +117,11 @@ class ZoneLeaseKeeper {
   std::map<std::string, uint64_t> held() const;
   bool standby() const;
 
+  // Takes over a zone whose lease a peer has just moved to this shard at `epoch`: confirms it
+  // with a renewal, starts hosting it and keeps renewing it. FailedPrecondition when the
+  // directory says the lease is not this shard's at that epoch. Thread-safe.
+  Status Adopt(const std::string& zone, uint64_t epoch);
+
   // Gives up one zone voluntarily (e.g. after a handoff of the lease); no StopZone call, no
   // directory call. Meant for a lease that has already moved away: if this shard still holds it,
   // the next pass claims it back (same epoch) and starts it again.
