@@ -482,8 +482,17 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
       auto it = sessions_.find(output.session());
       if (it == sessions_.end()) continue;
       sink = it->second.sink;
+      Session& session = it->second;
+      if (session.state == State::kAttached && session.stream && session.stream != stream &&
+          !output.disconnect()) {
+        // The character's new shard bound this session on its own stream ahead of the old
+        // shard's Redirect: input goes there from now on, queued until the Redirect's Attach
+        // confirms (never back to the old shard, which no longer has the character).
+        session.stream = stream;
+        session.state = State::kAttaching;
+      }
       if (output.disconnect()) {
-        by_name_.erase(it->second.name_key);
+        by_name_.erase(session.name_key);
         sessions_.erase(it);
       }
     }

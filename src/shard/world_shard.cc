@@ -263,6 +263,16 @@ void WorldShard::OnFrame(const std::shared_ptr<StreamHandle>& stream,
   }
 }
 
+std::shared_ptr<StreamHandle> WorldShard::GateStream(const std::string& gate_id) {
+  if (gate_id.empty()) return nullptr;
+  std::lock_guard lock(mu_);
+  for (const auto& weak : streams_) {
+    auto stream = weak.lock();
+    if (stream && stream->alive() && stream->gate_id() == gate_id) return stream;
+  }
+  return nullptr;
+}
+
 void WorldShard::OnStreamGone(const std::shared_ptr<StreamHandle>& stream) {
   log_.Info("gate stream closed", {{"gate", stream->gate_id()}});
   for (const auto& [session, name_key] : stream->sessions()) {
@@ -558,6 +568,13 @@ Status WorldShard::AcceptHandoff(const std::string& blob) {
                                 {"zone", snapshot->zone},
                                 {"from", snapshot->from_shard},
                                 {"epoch", static_cast<int64_t>(snapshot->placement_epoch)}});
+  // The player's gate usually has a stream here already: bind the session to it now, so the
+  // arrival reaches the player without waiting for the Redirect -> Attach round trip (the gate
+  // moves the session here on this first output; the Attach with the token then confirms).
+  if (auto stream = GateStream(snapshot->gate_id); stream && snapshot->session != 0) {
+    stream->BindSession(snapshot->session, key);
+    sink->Bind(stream, snapshot->session);
+  }
   StartLinkDeadTimer(key, sink);  // if the gate never attaches, the character is saved and out
   return Status::Ok();
 }

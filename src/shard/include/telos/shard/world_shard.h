@@ -156,6 +156,8 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
                     const std::string& zone);
   Status AcceptHandoff(const std::string& blob);
   std::string FreshestState(const store::CharacterRecord& row);
+  // A live Play stream from the gate `gate_id`, or null.
+  std::shared_ptr<StreamHandle> GateStream(const std::string& gate_id);
   void ShipPlayer(world::PlayerTransfer transfer);
   // The handoff itself: snapshot, Handoff RPC, Redirect. The transfer is untouched on failure.
   Status SendPlayer(const world::PlayerTransfer& transfer, const directory::ZoneOwner& owner);
