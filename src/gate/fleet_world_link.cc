@@ -208,10 +208,14 @@ Status FleetWorldLink::Enter(EnterRequest request, std::shared_ptr<world::Player
     session.routing_since = clock_.Now();
     by_name_[session.name_key] = id;
   }
-  blocking_([this, id, alive = alive_] {
-    if (*alive) Route(id);
-  });
+  OnBlocking(&FleetWorldLink::Route, id);
   return Status::Ok();
+}
+
+void FleetWorldLink::OnBlocking(void (FleetWorldLink::*step)(uint64_t), uint64_t id) {
+  blocking_([this, step, id, alive = alive_] {
+    if (*alive) (this->*step)(id);
+  });
 }
 
 Result<std::string> FleetWorldLink::PickLobbyShard(const std::string& name_key,
@@ -304,10 +308,7 @@ void FleetWorldLink::RetryRouteLater(uint64_t id) {
   auto timer =
       std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(options_.route_retry_ms));
   timer->async_wait([this, timer, id, alive = alive_](boost::system::error_code ec) {
-    if (ec || !*alive) return;
-    blocking_([this, id, alive] {
-      if (*alive) Route(id);
-    });
+    if (!ec && *alive) OnBlocking(&FleetWorldLink::Route, id);
   });
 }
 
@@ -461,16 +462,12 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
     }
     if (reroute) {
       reroutes_.Increment();
-      blocking_([this, id, alive = alive_] {
-        if (*alive) Route(id);
-      });
+      OnBlocking(&FleetWorldLink::Route, id);
       continue;
     }
     if (code == StatusCode::kUnavailable) {
       // The shard is draining or stopping: its zones are about to have a new owner.
-      blocking_([this, id, alive = alive_] {
-        if (*alive) RetryRouteLater(id);
-      });
+      OnBlocking(&FleetWorldLink::RetryRouteLater, id);
       continue;
     }
     Fail(id, "The world could not take you in: " + attached.message());
@@ -516,9 +513,7 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
         it->second.zone_hint.clear();
       }
       reroutes_.Increment();
-      blocking_([this, id, alive = alive_] {
-        if (*alive) RetryRouteLater(id);
-      });
+      OnBlocking(&FleetWorldLink::RetryRouteLater, id);
       continue;
     }
     auto target = StreamTo(redirect.endpoint());
@@ -536,9 +531,7 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
     }
     redirects_.Increment();
     if (!target->Write(std::move(attach))) {
-      blocking_([this, id, alive = alive_] {
-        if (*alive) Route(id);
-      });
+      OnBlocking(&FleetWorldLink::Route, id);
     }
   }
   for (const auto& removed : frame.removed()) {
@@ -590,9 +583,7 @@ void FleetWorldLink::OnStreamDone(const std::shared_ptr<ShardStream>& stream) {
             {{"endpoint", stream->endpoint()}, {"sessions", static_cast<int64_t>(reroute.size())}});
   for (auto& done : removed) done();
   for (uint64_t id : reroute) {
-    blocking_([this, id, alive = alive_] {
-      if (*alive) RetryRouteLater(id);
-    });
+    OnBlocking(&FleetWorldLink::RetryRouteLater, id);
   }
 }
 

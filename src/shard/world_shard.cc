@@ -598,12 +598,12 @@ std::optional<std::string> WorldShard::FindPackDivergence() {
   if (!shards.ok()) return std::nullopt;
   for (const auto& shard : *shards) {
     if (shard.id == options_.shard_id || shard.endpoint.empty()) continue;
-    auto stub = telos::v1::World::NewStub(rpc::MakeChannel(shard.endpoint));
+    telos::v1::World::Stub& stub = PeerStub(shard.endpoint);
     grpc::ClientContext context;
     rpc::PrepareCall(context, std::chrono::milliseconds(kDescribeDeadlineMs), "");
     telos::v1::Empty request;
     telos::v1::ShardDescription peer;
-    if (!stub->Describe(&context, request, &peer).ok()) continue;  // gone or not answering
+    if (!stub.Describe(&context, request, &peer).ok()) continue;  // gone or not answering
     if (peer.pack_hash() != host_.pack().content_hash) {
       return "shard " + shard.id + " runs pack " + peer.pack_name() + " " + peer.pack_hash();
     }
@@ -628,14 +628,15 @@ void WorldShard::Bounce(world::PlayerTransfer transfer) {
   }
 }
 
+telos::v1::World::Stub& WorldShard::PeerStub(const std::string& endpoint) {
+  std::lock_guard lock(mu_);
+  auto& slot = peers_[endpoint];
+  if (!slot) slot = telos::v1::World::NewStub(rpc::MakeChannel(endpoint));
+  return *slot;  // stubs are never removed, so the reference stays valid
+}
+
 Status WorldShard::CallHandoff(const std::string& endpoint, const std::string& blob) {
-  telos::v1::World::Stub* stub = nullptr;
-  {
-    std::lock_guard lock(mu_);
-    auto& slot = peers_[endpoint];
-    if (!slot) slot = telos::v1::World::NewStub(rpc::MakeChannel(endpoint));
-    stub = slot.get();
-  }
+  telos::v1::World::Stub* stub = &PeerStub(endpoint);
   telos::v1::SignedBlob request;
   if (!request.ParseFromString(blob)) return Status::Internal("snapshot did not serialize");
   telos::v1::HandoffReply reply;
@@ -774,13 +775,7 @@ void WorldShard::HandOver(std::vector<world::PlayerTransfer> players, directory:
 
 Status WorldShard::CallAdopt(const directory::ZoneOwner& to, const std::string& zone,
                              uint64_t epoch) {
-  telos::v1::World::Stub* stub = nullptr;
-  {
-    std::lock_guard lock(mu_);
-    auto& slot = peers_[to.endpoint];
-    if (!slot) slot = telos::v1::World::NewStub(rpc::MakeChannel(to.endpoint));
-    stub = slot.get();
-  }
+  telos::v1::World::Stub* stub = &PeerStub(to.endpoint);
   telos::v1::AdoptRequest request;
   request.set_zone(zone);
   request.set_epoch(epoch);

@@ -195,18 +195,7 @@ void ZoneLeaseKeeper::ClaimFree(std::set<std::string>& stopped) {
                                                           {"release", released.ToString()}});
       continue;
     }
-    size_t count = 0;
-    {
-      std::lock_guard lock(mu_);
-      held_[zone] = Lease{epoch, sent + Millis(claimed->ttl_ms)};
-      count = held_.size();
-    }
-    claims_total_.Increment();
-    zones_held_.Set(static_cast<double>(count));
-    log_.Info("claimed zone", {{"shard", options_.shard_id},
-                               {"zone", zone},
-                               {"epoch", epoch},
-                               {"ttl_ms", claimed->ttl_ms}});
+    Hold(zone, epoch, sent, claimed->ttl_ms, /*adopted=*/false);
   }
 }
 
@@ -387,16 +376,12 @@ bool ZoneLeaseKeeper::standby() const {
   return held_.empty();
 }
 
-Status ZoneLeaseKeeper::Adopt(const std::string& zone, uint64_t epoch) {
-  const Instant sent = clock_.Now();
-  auto renewed = directory_.RenewZone(zone, options_.shard_id, epoch, options_.lease_ttl_ms);
-  if (!renewed.ok()) return renewed.status();
-  const Status started = hosting_.StartZone(zone, epoch);
-  if (!started.ok() && started.code() != StatusCode::kAlreadyExists) return started;
+void ZoneLeaseKeeper::Hold(const std::string& zone, uint64_t epoch, Instant sent, int64_t ttl_ms,
+                           bool adopted) {
   size_t count = 0;
   {
     std::lock_guard lock(mu_);
-    held_[zone] = Lease{epoch, sent + Millis(renewed->ttl_ms)};
+    held_[zone] = Lease{epoch, sent + Millis(ttl_ms)};
     count = held_.size();
   }
   claims_total_.Increment();
@@ -404,8 +389,17 @@ Status ZoneLeaseKeeper::Adopt(const std::string& zone, uint64_t epoch) {
   log_.Info("claimed zone", {{"shard", options_.shard_id},
                              {"zone", zone},
                              {"epoch", epoch},
-                             {"ttl_ms", renewed->ttl_ms},
-                             {"adopted", true}});
+                             {"ttl_ms", ttl_ms},
+                             {"adopted", adopted}});
+}
+
+Status ZoneLeaseKeeper::Adopt(const std::string& zone, uint64_t epoch) {
+  const Instant sent = clock_.Now();
+  auto renewed = directory_.RenewZone(zone, options_.shard_id, epoch, options_.lease_ttl_ms);
+  if (!renewed.ok()) return renewed.status();
+  const Status started = hosting_.StartZone(zone, epoch);
+  if (!started.ok() && started.code() != StatusCode::kAlreadyExists) return started;
+  Hold(zone, epoch, sent, renewed->ttl_ms, /*adopted=*/true);
   return Status::Ok();
 }
 

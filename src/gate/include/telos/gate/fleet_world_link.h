@@ -95,6 +95,8 @@ class FleetWorldLink final : public WorldLink {
     bool told_waiting = false;
   };
 
+  // Runs `step(id)` on the blocking pool unless the link has stopped meanwhile.
+  void OnBlocking(void (FleetWorldLink::*step)(uint64_t), uint64_t id);
   void Route(uint64_t id);
   void RetryRouteLater(uint64_t id);
   void Fail(uint64_t id, const std::string& message);

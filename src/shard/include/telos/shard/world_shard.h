@@ -167,6 +167,8 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
   void Forget(const std::string& name_key, const std::string& zone, bool tombstone);
   void StartLinkDeadTimer(const std::string& name_key, std::shared_ptr<SessionSink> sink);
   Status CallHandoff(const std::string& endpoint, const std::string& blob);
+  // The cached stub for a peer world (one channel per endpoint, kept for the shard's life).
+  telos::v1::World::Stub& PeerStub(const std::string& endpoint);
   void ScheduleRefresh();
 
   const WorldShardOptions options_;

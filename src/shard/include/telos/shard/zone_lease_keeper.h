@@ -139,6 +139,8 @@ class ZoneLeaseKeeper {
   enum class Registration { kOk, kIdTaken, kUnknown };
 
   Registration Heartbeat();
+  // Records a lease won (or adopted) at `epoch`, granted `ttl_ms` as of `sent`.
+  void Hold(const std::string& zone, uint64_t epoch, Instant sent, int64_t ttl_ms, bool adopted);
   void RenewHeld(Instant pass_start, std::set<std::string>& stopped);
   void ClaimFree(std::set<std::string>& stopped);
   void ReportOccupancy();
