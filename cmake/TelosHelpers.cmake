@@ -26,7 +26,8 @@ function(telos_add_test)
   add_executable(${ARG_NAME} ${ARG_SOURCES})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock
                                             GTest::gtest_main)
-  target_include_directories(${ARG_NAME} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_include_directories(${ARG_NAME} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+                                                 ${PROJECT_SOURCE_DIR}/tests/support)
   target_compile_options(${ARG_NAME} PRIVATE ${TELOS_WARNING_FLAGS})
   gtest_discover_tests(${ARG_NAME}
     PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} ENVIRONMENT "${ARG_ENVIRONMENT}"

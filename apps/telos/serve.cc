@@ -17,6 +17,7 @@
 #include "telos/shard/store_ports.h"
 #include "telos/store/sqlite_store.h"
 #include "telos/world/asio_executor.h"
+#include "telos/world/mail_ping.h"
 #include "telos/world/world_host.h"
 #include "version.h"
 #include "web_files.h"
@@ -102,7 +103,12 @@ int RunServe(const ServeSettings& settings, const Config& config) {
                         settings.password_memory_kib, clock, log, metrics);
   shard::StorePersistence persistence(db->characters(), metrics, log);
   persistence.Start();
-  shard::StoreMail mail(db->mail(), blocking);
+  shard::StoreMail store_mail(db->mail(), blocking);
+  world::WorldHost* pinged_host = nullptr;  // set once the host exists, before any zone runs
+  world::PingingMail mail(
+      store_mail, [&pinged_host](const std::string& to, const std::string& from) {
+        (void)pinged_host->Notify(world::NameKey(to), world::PingingMail::PingLine(from));
+      });
   account::LocalAccountDesk desk(accounts.service);
   shard::AccountPasswords passwords(desk, blocking);
 
@@ -118,6 +124,7 @@ int RunServe(const ServeSettings& settings, const Config& config) {
       settings.seed != 0 ? static_cast<uint64_t>(settings.seed) : std::random_device{}();
   world::WorldHost host(
       shared_pack, deps, [&io](const std::string&) { return world::MakeStrandExecutor(io); }, seed);
+  pinged_host = &host;
   if (Status s = host.StartAllZones(); !s.ok()) {
     log.Error("zones did not start", {{"error", s.ToString()}});
     persistence.Stop();

@@ -17,6 +17,7 @@
 #include "telos/account/account_desk.h"
 #include "telos/account/account_service.h"
 #include "telos/base/limits.h"
+#include "telos/shard/fleet_comms.h"
 #include "telos/shard/store_ports.h"
 #include "version.h"
 #include "world_process.h"
@@ -85,13 +86,16 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
   auto handoff_path = config.String("TELOS_HANDOFF_KEY_FILE", "");
   auto redis = RedisOptionsFromConfig(config);
   auto pg = PostgresOptionsFromConfig(config);
-  for (const Status& s :
-       {pool.status(), signing_path.status(), handoff_path.status(), redis.status(), pg.status()}) {
+  auto nats = config.String("TELOS_NATS", "");
+  for (const Status& s : {pool.status(), signing_path.status(), handoff_path.status(),
+                          redis.status(), pg.status(), nats.status()}) {
     if (!s.ok()) {
       std::fprintf(stderr, "%s: %s\n", kRole, s.message().c_str());
       return kExitConfigError;
     }
   }
+  world_settings.nats_url = *nats;
+  world_settings.subject_prefix = shard::SubjectPrefixFor(redis->key_namespace);
   for (size_t start = 0; start < pool->size();) {
     size_t end = pool->find(',', start);
     if (end == std::string::npos) end = pool->size();
@@ -144,7 +148,7 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
 
   WorldProcess world(world_settings, shared_pack, *db, directory, checkpoints->get(),
                      signing_key->verify_key(), *handoff_key, &passwords, io, blocking, clock, log,
-                     metrics);
+                     metrics, [&directory] { return directory.Ping(); });
   GateProcessOptions gate_options;
   gate_options.front = settings.front;
   gate_options.gate_id = world_settings.shard_id;

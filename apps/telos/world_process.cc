@@ -1,11 +1,13 @@
 #include "world_process.h"
 
 #include <random>
+#include <set>
 
 #include <condition_variable>
 
 #include "role_common.h"
 #include "telos/base/limits.h"
+#include "telos/bus/nats_bus.h"
 #include "telos/directory/cluster_view.h"
 #include "telos/rpc/channels.h"
 #include "telos/world/asio_executor.h"
@@ -16,17 +18,38 @@ namespace {
 
 constexpr std::chrono::milliseconds kStopTimeout{15000};
 constexpr std::chrono::milliseconds kDrainDeadline{45000};
+// How often Redis and PostgreSQL are probed for the degradation ladder.
+constexpr std::chrono::milliseconds kProbeInterval{1000};
 
 }  // namespace
 
-// Hosts what the lease keeper wins; a lost lease stops the zone at once and sends its players
-// back to their gates to be routed to the next owner.
+// Hosts what the lease keeper wins; a lost lease stops the zone at once, drops its unwritten
+// saves and sends its players back to their gates to be routed to the next owner, who loads
+// them from their last write. A zone the keeper cannot confirm because
+// Redis is unreachable keeps running, its saves held back until the lease is confirmed again
+// (single-shard mode), and dropped if a peer won it meanwhile.
 class WorldProcess::Hosting final : public shard::ZoneHosting {
  public:
-  Hosting(world::WorldHost& host, shard::WorldShard& shard, Logger& log)
-      : host_(host), shard_(shard), log_(log) {}
-  Status StartZone(const std::string& zone, uint64_t) override { return host_.StartZone(zone); }
+  Hosting(world::WorldHost& host, shard::WorldShard& shard, shard::StorePersistence& persistence,
+          store::CharacterStore& characters, std::string shard_id, Logger& log)
+      : host_(host),
+        shard_(shard),
+        persistence_(persistence),
+        characters_(characters),
+        shard_id_(std::move(shard_id)),
+        log_(log) {}
+
+  Status StartZone(const std::string& zone, uint64_t epoch) override {
+    TELOS_RETURN_IF_ERROR(RaiseFence(zone, epoch));
+    persistence_.SetLeaseEpoch(zone, epoch);
+    persistence_.ReleaseZone(zone);  // a new tenure writes again
+    return host_.StartZone(zone);
+  }
   void StopZone(const std::string& zone, const std::string& why) override {
+    // The lease is lost or past its fence (or was suspended): what the zone did since is not
+    // ours to write, and neither are its players' saves as they are frozen out (invariant 1).
+    // They resume from their last write at the zone's next owner.
+    persistence_.DropZone(zone);
     const Status s = host_.StopZone(zone, [this, zone](std::vector<world::PlayerTransfer> players) {
       log_.Warn("zone stopped",
                 {{"zone", zone}, {"players", static_cast<int64_t>(players.size())}});
@@ -34,11 +57,52 @@ class WorldProcess::Hosting final : public shard::ZoneHosting {
     });
     if (!s.ok()) log_.Warn("zone stop failed", {{"zone", zone}, {"why", why}});
   }
+  void SuspendZone(const std::string& zone, const std::string&) override {
+    persistence_.HoldZone(zone);
+  }
+  Status ResumeZone(const std::string& zone, uint64_t epoch) override {
+    TELOS_RETURN_IF_ERROR(RaiseFence(zone, epoch));
+    // Saves held meanwhile carry the old epoch: written if this is the same tenure, refused by
+    // the store's zone fence if the lease was won anew (the next save carries the new one).
+    persistence_.SetLeaseEpoch(zone, epoch);
+    persistence_.ReleaseZone(zone);
+    return Status::Ok();
+  }
+  uint64_t EpochFloor(const std::string& zone) override {
+    auto it = floors_.find(zone);
+    return it == floors_.end() ? 0 : it->second;
+  }
 
  private:
+  // The store's zone fence is raised to the new tenure before the zone writes, so every save
+  // of an older tenure is refused from now on. A fence already above `epoch` means the
+  // directory lost its epochs (an empty Redis): refuse, and claim again above the fence.
+  // PostgreSQL unreachable: start anyway; the first save raises the fence itself.
+  Status RaiseFence(const std::string& zone, uint64_t epoch) {
+    auto fence = characters_.RaiseZoneFence(zone, static_cast<int64_t>(epoch), shard_id_);
+    if (!fence.ok()) {
+      log_.Warn("zone fence not raised: the first save will raise it",
+                {{"zone", zone}, {"epoch", epoch}, {"error", fence.status().ToString()}});
+      return Status::Ok();
+    }
+    if (*fence > static_cast<int64_t>(epoch)) {
+      floors_[zone] = static_cast<uint64_t>(*fence) + 1;
+      log_.Warn("lease epoch below the zone's durable fence: claiming again above it",
+                {{"zone", zone}, {"epoch", epoch}, {"fence", *fence}});
+      return Status::FailedPrecondition("zone " + zone + " was written at lease epoch " +
+                                        std::to_string(*fence) + ", above " +
+                                        std::to_string(epoch));
+    }
+    return Status::Ok();
+  }
+
   world::WorldHost& host_;
   shard::WorldShard& shard_;
+  shard::StorePersistence& persistence_;
+  store::CharacterStore& characters_;
+  const std::string shard_id_;
   Logger& log_;
+  std::map<std::string, uint64_t> floors_;  // only touched from the keeper's pass
 };
 
 // Without an account service, in-game password changes are refused.
@@ -116,7 +180,7 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
                            const auth::VerifyKey& assertion_key,
                            const auth::SigningKey& handoff_key, world::PasswordPort* passwords,
                            boost::asio::io_context& io, BlockingRunner blocking, const Clock& clock,
-                           Logger& log, Metrics& metrics)
+                           Logger& log, Metrics& metrics, std::function<Status()> redis_ping)
     : settings_(settings),
       pack_(std::move(pack)),
       directory_(directory),
@@ -130,7 +194,15 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
       pool_(ResolveZonePool(settings, *pack_).value_or(std::vector<std::string>{})),
       no_passwords_(std::make_unique<NoPasswords>()),
       persistence_(db.characters(), metrics, log),
-      mail_(db.mail(), blocking),
+      store_mail_(db.mail(), blocking),
+      mail_(store_mail_,
+            [this](const std::string& to, const std::string& from) {
+              if (comms_ != nullptr) {
+                comms_->PingMail(to, from);
+              } else {
+                (void)host_.Notify(world::NameKey(to), world::PingingMail::PingLine(from));
+              }
+            }),
       host_(
           pack_,
           MakeDeps(
@@ -140,9 +212,42 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
           [&io](const std::string&) { return world::MakeStrandExecutor(io); }, SeedOf(settings)),
       shard_(ShardOptions(settings, *pack_), host_, directory, db.characters(), persistence_,
              assertion_key, handoff_key, io, blocking, clock, log, metrics),
-      hosting_(std::make_unique<Hosting>(host_, shard_, log)),
-      keeper_(KeeperOptions(settings, pool_), directory, *hosting_, clock, log, metrics) {
+      hosting_(std::make_unique<Hosting>(host_, shard_, persistence_, db.characters(),
+                                         settings.shard_id, log)),
+      keeper_(KeeperOptions(settings, pool_), directory, *hosting_, clock, log, metrics),
+      health_(log, metrics) {
   host_.SetFleetHooks(&shard_);
+  persistence_.SetShard(settings.shard_id);
+  persistence_.OnOwnerFenced([this](const std::string& name_key) { shard_.EvictStale(name_key); });
+  health_.Declare("redis", "single-shard mode");
+  health_.Declare("postgres", "new characters are ephemeral; saves wait");
+  health_.AddProbe("redis", std::move(redis_ping));
+  health_.AddProbe("postgres", [&db] { return db.Ping(); });
+  // Without Redis no handoff can move a placement: exits to other shards are sealed meanwhile.
+  health_.OnChange([this](const std::string& name, bool up) {
+    if (name == "redis") shard_.SetSealed(!up);
+  });
+  if (!settings.nats_url.empty()) {
+    health_.Declare("nats", "tells, channels and mail pings across shards disabled");
+    auto connected = bus::NatsBus::Connect(
+        bus::NatsBusOptions{.url = settings.nats_url, .name = "telos-world " + settings.shard_id},
+        log);
+    if (connected.ok()) {
+      bus_ = std::move(*connected);
+      bus_->OnConnectionChange([this](bool up) { health_.Report("nats", up); });
+      shard::FleetCommsOptions comms_options;
+      comms_options.shard_id = settings.shard_id;
+      comms_options.subject_prefix = settings.subject_prefix;
+      comms_ = std::make_unique<shard::FleetComms>(comms_options, *bus_, directory, host_, io,
+                                                   blocking, log, metrics);
+      host_.SetRemoteComms(comms_.get());
+      shard_.SetComms(comms_.get());
+    } else {
+      connect_error_ = connected.status();
+    }
+  } else {
+    log.Warn("TELOS_NATS unset: tells and channels reach players on this shard only");
+  }
   shard_.SetAdopter(
       [this](const std::string& zone, uint64_t epoch) { return keeper_.Adopt(zone, epoch); });
   if (checkpoints != nullptr) {
@@ -167,8 +272,16 @@ WorldProcess::~WorldProcess() {
 }
 
 Status WorldProcess::Start() {
+  if (!connect_error_.ok()) {
+    return Status::InvalidArgument("TELOS_NATS: " + connect_error_.message());
+  }
   persistence_.Start();
   started_ = true;
+  if (bus_ != nullptr) health_.Report("nats", bus_->connected());
+  health_.Start(kProbeInterval);
+  if (comms_ != nullptr) {
+    if (Status s = comms_->Start(); !s.ok()) return s;
+  }
   if (Status s = host_.StartZone(pack_->start_room.zone); !s.ok()) return s;
 
   grpc::ServerBuilder builder;
@@ -221,6 +334,8 @@ void WorldProcess::Stop() {
   if (Status flushed = persistence_.FlushAll(kStopTimeout); !flushed.ok()) {
     log_.Error("saves not flushed at stop", {{"error", flushed.ToString()}});
   }
+  if (comms_ != nullptr) comms_->Stop();
+  health_.Stop();
   keeper_.Stop(true);  // only now may a peer claim the zones
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   persistence_.Stop();
@@ -364,7 +479,7 @@ std::string WorldProcess::HealthMembers() const {
          "\",\"players\":" + std::to_string(host_.online_count()) +
          ",\"zones\":" + std::to_string(host_.RunningZones().size()) +
          ",\"standby\":" + (keeper_.standby() ? "true" : "false") +
-         ",\"gates\":" + std::to_string(shard_.streams());
+         ",\"gates\":" + std::to_string(shard_.streams()) + "," + health_.JsonMembers();
 }
 
 }  // namespace telos::app

@@ -18,14 +18,18 @@
 #include "telos/auth/keys.h"
 #include "telos/base/blocking.h"
 #include "telos/base/clock.h"
+#include "telos/base/dependency_health.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
+#include "telos/bus/bus.h"
 #include "telos/directory/directory.h"
 #include "telos/net/http_server.h"
+#include "telos/shard/fleet_comms.h"
 #include "telos/shard/store_ports.h"
 #include "telos/shard/world_shard.h"
 #include "telos/shard/zone_lease_keeper.h"
 #include "telos/store/postgres_store.h"
+#include "telos/world/mail_ping.h"
 #include "telos/world/world_host.h"
 #include "world_role.h"
 
@@ -35,13 +39,14 @@ class WorldProcess {
  public:
   // `passwords` may be null (in-game password changes refused). Every reference must outlive
   // this object.
-  // `checkpoints` may be null (rows only: every periodic save writes the row).
+  // `checkpoints` may be null (rows only: every periodic save writes the row). `redis_ping`
+  // probes the directory's server for the degradation ladder.
   WorldProcess(const WorldRoleSettings& settings, std::shared_ptr<const world::Pack> pack,
                store::PostgresStore& db, directory::Directory& directory,
                store::CheckpointStore* checkpoints, const auth::VerifyKey& assertion_key,
                const auth::SigningKey& handoff_key, world::PasswordPort* passwords,
                boost::asio::io_context& io, BlockingRunner blocking, const Clock& clock,
-               Logger& log, Metrics& metrics);
+               Logger& log, Metrics& metrics, std::function<Status()> redis_ping);
   ~WorldProcess();
 
   // AlreadyExists: the shard id is live elsewhere; Unavailable: cannot listen or reach Redis.
@@ -73,13 +78,19 @@ class WorldProcess {
   std::vector<std::string> pool_;
   std::unique_ptr<world::PasswordPort> no_passwords_;
   shard::StorePersistence persistence_;
-  shard::StoreMail mail_;
+  shard::StoreMail store_mail_;
+  world::PingingMail mail_;  // pings through comms_ (set before any zone runs)
   world::WorldHost host_;
   shard::WorldShard shard_;
   std::unique_ptr<Hosting> hosting_;
   shard::ZoneLeaseKeeper keeper_;
+  // Which of Redis, PostgreSQL and NATS answer, and the degraded mode while one does not.
+  DependencyHealth health_;
+  std::unique_ptr<bus::Bus> bus_;  // null without TELOS_NATS
+  std::unique_ptr<shard::FleetComms> comms_;
   std::unique_ptr<grpc::Server> server_;
   uint16_t grpc_port_ = 0;
+  Status connect_error_;  // a malformed TELOS_NATS, reported by Start()
   bool started_ = false;
   bool stopped_ = false;
 };

@@ -16,6 +16,7 @@
 #include "telos/directory/cluster_view.h"
 #include "telos/net/admin_routes.h"
 #include "telos/rpc/channels.h"
+#include "telos/shard/fleet_comms.h"
 #include "telos/shard/store_ports.h"
 #include "telos/shard/world_shard.h"
 #include "telos/shard/zone_lease_keeper.h"
@@ -83,7 +84,11 @@ Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config) {
         "TELOS_ALLOW_INSECURE=1 runs with a key of its own, refusing every other world's)");
   }
   TELOS_READ_SETTING(s.advertise, AdvertisedAddress(s.listen_address, s.advertise));
-  if (auto r = RedisOptionsFromConfig(config); !r.ok()) return r.status();
+  TELOS_READ_SETTING(s.nats_url, config.String("TELOS_NATS", ""));
+  TELOS_READ_SETTING(s.record_zone_writes, config.Bool("TELOS_RECORD_ZONE_WRITES", false));
+  auto redis = RedisOptionsFromConfig(config);
+  if (!redis.ok()) return redis.status();
+  s.subject_prefix = shard::SubjectPrefixFor(redis->key_namespace);
   if (auto p = PostgresOptionsFromConfig(config); !p.ok()) return p.status();
   return s;
 }
@@ -133,6 +138,7 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
   // --- Backends.
   auto store_options = PostgresOptionsFromConfig(config);
   store_options->application_name = "telos-world";
+  store_options->record_zone_writes = settings.record_zone_writes;
   auto opened = store::PostgresStore::Open(*store_options, clock);
   if (!opened.ok()) {
     std::fprintf(stderr, "%s: cannot open PostgreSQL at TELOS_DATABASE_URL: %s\n", kRole,
@@ -162,7 +168,8 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
   }
 
   WorldProcess world(settings, shared_pack, *db, directory, checkpoints->get(), *verify_key,
-                     *handoff_key, passwords.get(), io, blocking, clock, log, metrics);
+                     *handoff_key, passwords.get(), io, blocking, clock, log, metrics,
+                     [&directory] { return directory.Ping(); });
   net::HttpServerOptions http_options;
   http_options.bind_address = settings.bind_address;
   http_options.port = settings.http_port;

@@ -31,7 +31,10 @@ struct WorldRoleSettings {
   int64_t save_interval_ms = 0;  // 0: the default from limits.h; how often a row is written
   int64_t checkpoint_interval_ms = 10'000;  // how often a playing character is checkpointed
   int64_t seed = 0;
-  bool allow_insecure = false;  // TELOS_ALLOW_INSECURE: start despite a content-pack mismatch
+  bool allow_insecure = false;      // TELOS_ALLOW_INSECURE: start despite a content-pack mismatch
+  std::string nats_url;             // TELOS_NATS; empty: tells and channels stay on this shard
+  bool record_zone_writes = false;  // TELOS_RECORD_ZONE_WRITES: the write history for checkers
+  std::string subject_prefix = "telos.telos";  // the bus subjects of this fleet (its namespace)
 };
 
 Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config);

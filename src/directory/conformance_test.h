@@ -169,6 +169,24 @@ TYPED_TEST_P(DirectoryConformance, ClaimGrantsFreeZoneAndKeepsEpochForSameOwner)
   EXPECT_FALSE(none->has_value());
 }
 
+// A floor on the epoch (a durable fence found above the directory's epoch, e.g. after the
+// directory lost its data) starts a new tenure at the floor, for a free zone and for the
+// current holder alike, and never lowers an epoch.
+TYPED_TEST_P(DirectoryConformance, ClaimWithAnEpochFloorStartsATenureAtIt) {
+  Directory& d = this->dir();
+  ASSERT_EQ(d.ClaimZone("z", "A", this->long_ttl())->epoch, 1u);
+  auto raised = d.ClaimZone("z", "A", this->long_ttl(), 7);
+  ASSERT_TRUE(raised.ok()) << raised.status().ToString();
+  EXPECT_EQ(raised->epoch, 7u);
+  EXPECT_CODE(d.RenewZone("z", "A", 1, this->long_ttl()).status(), kFailedPrecondition);
+  EXPECT_TRUE(d.RenewZone("z", "A", 7, this->long_ttl()).ok());
+  EXPECT_CODE(d.ClaimZone("z", "B", this->long_ttl(), 50).status(), kConflict);
+  EXPECT_EQ(d.ClaimZone("z", "A", this->long_ttl(), 3)->epoch, 7u) << "a floor below: a refresh";
+  ASSERT_TRUE(d.ReleaseZone("z", "A", 7).ok());
+  EXPECT_EQ(d.ClaimZone("z", "B", this->long_ttl(), 4)->epoch, 8u) << "never lowered";
+  EXPECT_EQ(d.ClaimZone("fresh", "B", this->long_ttl(), 12)->epoch, 12u);
+}
+
 TYPED_TEST_P(DirectoryConformance, SkewedShardClockCannotStealLiveLease) {
   // Shard A holds the zone. Shard B's own clock runs ten minutes ahead, so by B's reckoning A's
   // lease is long gone. The directory must not care: it judges by its own clock only, and B has
@@ -811,15 +829,15 @@ TYPED_TEST_P(DirectoryConformance, RacingClaimsGiveOneOwnerPerZonePerEpoch) {
 REGISTER_TYPED_TEST_SUITE_P(
     DirectoryConformance, RejectsBadArguments, DuplicateLiveShardIdFromAnotherEndpointIsRefused,
     LapsedShardIdIsFreeAndHeartbeatSaysSo, ListAndDeregisterShards,
-    ClaimGrantsFreeZoneAndKeepsEpochForSameOwner, SkewedShardClockCannotStealLiveLease,
-    LapsedLeaseGoesToNewOwnerUnderNextEpoch, LapsedLeaseOfSameShardIsANewTenure,
-    RenewOnlyByOwnerAtItsEpoch, ReleaseFreesZoneButEpochKeepsGrowing,
-    TransferNeedsSourceToHoldLiveLease, TransferAToBToAThenRenewalByASucceeds,
-    OwnerEndpointIsEmptyWhenShardRegistrationLapsed, LeaderCampaignRenewResign,
-    LeaderThatLostItsLeaseLearnsOnConfirm, HandoffCasNeedsStrictlyGreaterEpoch,
-    RegisterPlacementAcceptsEqualRefusesStale, TombstoneIsFencedOnShardEpochAndNonce,
-    TombstoneWithoutStoredNonceUsesShardAndEpoch, DeletePlacementRemovesTheCharacter,
-    PresenceRosterWithTtl, OccupancyCarriesDirectoryTime,
+    ClaimGrantsFreeZoneAndKeepsEpochForSameOwner, ClaimWithAnEpochFloorStartsATenureAtIt,
+    SkewedShardClockCannotStealLiveLease, LapsedLeaseGoesToNewOwnerUnderNextEpoch,
+    LapsedLeaseOfSameShardIsANewTenure, RenewOnlyByOwnerAtItsEpoch,
+    ReleaseFreesZoneButEpochKeepsGrowing, TransferNeedsSourceToHoldLiveLease,
+    TransferAToBToAThenRenewalByASucceeds, OwnerEndpointIsEmptyWhenShardRegistrationLapsed,
+    LeaderCampaignRenewResign, LeaderThatLostItsLeaseLearnsOnConfirm,
+    HandoffCasNeedsStrictlyGreaterEpoch, RegisterPlacementAcceptsEqualRefusesStale,
+    TombstoneIsFencedOnShardEpochAndNonce, TombstoneWithoutStoredNonceUsesShardAndEpoch,
+    DeletePlacementRemovesTheCharacter, PresenceRosterWithTtl, OccupancyCarriesDirectoryTime,
     ReservationsExpireIndividuallyAndArePruned, ReleaseRetiresOneReservationEarly,
     SelectorPicksLeastLoadedLiveTargetUnderCeiling, SelectorGoesOverCeilingWhenNothingFits,
     SelectorSkipsLapsedShardsAndNeedsACandidate, DirectivesAreListedByActingShardAndExpire,

@@ -25,15 +25,26 @@ class ShardStream final
 
   const std::string& endpoint() const { return endpoint_; }
 
+  // The stream is visible to other sessions as soon as the link has it, possibly before this
+  // runs: frames they write meanwhile wait in the queue (a write on a reactor not yet bound to
+  // its call is undefined), and go out after the hello.
   void Begin(const std::string& gate_id) {
     self_ = shared_from_this();
     stub_.async()->Play(&context_, this);
-    telos::v1::GateFrame hello;
-    hello.mutable_hello()->set_gate_id(gate_id);
-    Write(std::move(hello));
     StartRead(&in_);
     AddHold();
     StartCall();
+    telos::v1::GateFrame hello;
+    hello.mutable_hello()->set_gate_id(gate_id);
+    std::unique_lock lock(mu_);
+    begun_ = true;
+    if (closed_) return;
+    queue_.push_front(std::move(hello));
+    writing_ = true;
+    current_ = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    StartWrite(&current_);
   }
 
   // False once the stream has ended.
@@ -41,7 +52,7 @@ class ShardStream final
     std::unique_lock lock(mu_);
     if (closed_) return false;
     queue_.push_back(std::move(frame));
-    if (writing_) return true;
+    if (!begun_ || writing_) return true;
     writing_ = true;
     current_ = std::move(queue_.front());
     queue_.pop_front();
@@ -114,6 +125,7 @@ class ShardStream final
   mutable std::mutex mu_;
   std::deque<telos::v1::GateFrame> queue_;  // guarded by mu_
   telos::v1::GateFrame current_;            // touched by the writer only
+  bool begun_ = false;                      // guarded by mu_; the call is bound (Begin)
   bool writing_ = false;                    // guarded by mu_
   bool closed_ = false;                     // guarded by mu_
   bool released_ = false;                   // guarded by mu_
@@ -218,9 +230,36 @@ void FleetWorldLink::OnBlocking(void (FleetWorldLink::*step)(uint64_t), uint64_t
   });
 }
 
+Result<std::vector<directory::ShardInfo>> FleetWorldLink::LiveShards() {
+  auto shards = directory_.ListShards();
+  std::lock_guard lock(mu_);
+  if (shards.ok()) {
+    last_shards_ = *shards;
+    return shards;
+  }
+  if (last_shards_.empty()) return shards.status();
+  return last_shards_;
+}
+
+Result<std::optional<directory::ZoneOwner>> FleetWorldLink::OwnerOf(const std::string& zone) {
+  auto owner = directory_.OwnerOfZone(zone);
+  std::lock_guard lock(mu_);
+  if (owner.ok()) {
+    if (*owner) {
+      last_owners_[zone] = **owner;
+    } else {
+      last_owners_.erase(zone);
+    }
+    return owner;
+  }
+  auto cached = last_owners_.find(zone);
+  if (cached == last_owners_.end()) return owner.status();
+  return std::optional<directory::ZoneOwner>(cached->second);
+}
+
 Result<std::string> FleetWorldLink::PickLobbyShard(const std::string& name_key,
                                                    const std::string& resident_shard) {
-  auto shards = directory_.ListShards();
+  auto shards = LiveShards();
   if (!shards.ok()) return shards.status();
   if (shards->empty()) return Status::Unavailable("no world shard is running");
   for (const auto& shard : *shards) {
@@ -245,9 +284,10 @@ void FleetWorldLink::Route(uint64_t id) {
   if (lobby_fallback) {
     zone = options_.lobby_zone;
   } else if (zone.empty()) {
+    // Unreadable: a lobby shard takes the session and names the character's zone if it is
+    // hosted elsewhere.
     auto placement = directory_.LookupPlacement(name_key);
-    if (!placement.ok()) return RetryRouteLater(id);
-    if (*placement) {
+    if (placement.ok() && *placement) {
       zone = (*placement)->zone;
       resident_shard = (*placement)->shard;
     }
@@ -260,7 +300,7 @@ void FleetWorldLink::Route(uint64_t id) {
     if (!picked.ok()) return RetryRouteLater(id);
     endpoint = *picked;
   } else {
-    auto owner = directory_.OwnerOfZone(zone);
+    auto owner = OwnerOf(zone);
     if (!owner.ok() || !*owner || (*owner)->endpoint.empty()) return RetryRouteLater(id);
     endpoint = (*owner)->endpoint;
   }
@@ -451,7 +491,9 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
     {
       std::lock_guard lock(mu_);
       auto it = sessions_.find(id);
-      if (it == sessions_.end()) continue;
+      // A refusal from a shard this session has since left (an older attempt answering late)
+      // says nothing about where it is now.
+      if (it == sessions_.end() || it->second.stream != stream) continue;
       if (code == StatusCode::kFailedPrecondition && !attached.zone().empty() &&
           it->second.reroutes < options_.reroutes_max) {
         it->second.zone_hint = attached.zone();

@@ -44,6 +44,13 @@ void StorePersistence::Register(const std::string& name_key, const std::string& 
 void StorePersistence::Unregister(const std::string& name_key) {
   std::lock_guard lock(mu_);
   fences_.erase(name_key);
+  ephemeral_.erase(name_key);
+}
+
+void StorePersistence::RegisterEphemeral(const std::string& name_key) {
+  std::lock_guard lock(mu_);
+  fences_.erase(name_key);
+  ephemeral_.insert(name_key);
 }
 
 void StorePersistence::AwaitSaved(const std::string& name_key) {
@@ -66,6 +73,10 @@ bool StorePersistence::FlushCheckpoints(std::chrono::milliseconds timeout) {
 }
 
 void StorePersistence::RequestSave(world::CharacterSnapshot snapshot) {
+  {
+    std::lock_guard lock(mu_);
+    if (ephemeral_.contains(snapshot.name_key)) return;
+  }
   auto state = world::DecodeCharacter(snapshot.state_json);
   if (!state.ok()) {
     // A bug in the engine's encoder: keep the last good row rather than store garbage.
@@ -73,7 +84,17 @@ void StorePersistence::RequestSave(world::CharacterSnapshot snapshot) {
                {{"character", snapshot.name_key}, {"error", state.status().ToString()}});
     return;
   }
-  if (store::Checkpoint checkpoint; CheckpointOnly(snapshot, *state, checkpoint)) {
+  // Any save is newer than one still held back for this character (in whichever zone): the
+  // held one must never be written after it, or it would roll the row back.
+  ForgetHeld(snapshot.name_key);
+  WriteGate gate = GateOf(state->room.zone);
+  if (gate == WriteGate::kDrop) {
+    log_.Info("save dropped: its zone's lease went to a peer while this shard was cut off",
+              {{"character", snapshot.name_key}, {"zone", state->room.zone}});
+    return;
+  }
+  if (store::Checkpoint checkpoint;
+      gate == WriteGate::kOpen && CheckpointOnly(snapshot, *state, checkpoint)) {
     checkpoints_->Put(std::move(checkpoint));
     return;
   }
@@ -90,13 +111,96 @@ void StorePersistence::RequestSave(world::CharacterSnapshot snapshot) {
     out.record.account_id = it->second.account_id;
     out.expected_state_version = it->second.state_version;
     out.writer_owner_epoch = it->second.owner_epoch;
+    out.record.writer_shard = shard_id_;
+    if (auto epoch = lease_epochs_.find(state->room.zone); epoch != lease_epochs_.end()) {
+      out.record.zone_lease_epoch = static_cast<int64_t>(epoch->second);
+    }
     if (clock_ != nullptr) it->second.last_row_request = clock_->Now();
   }
   out.record.zone_id = state->room.zone;
   out.record.room_id = state->room.id;
   out.record.state_json = std::move(snapshot.state_json);
+  if (gate == WriteGate::kHold) {
+    bool first = false;
+    {
+      std::lock_guard lock(mu_);
+      // Checked again under the lock: ReleaseZone may have run since GateOf.
+      auto zone = zone_gates_.find(out.record.zone_id);
+      if (zone != zone_gates_.end() && zone->second.gate == WriteGate::kHold) {
+        first = zone->second.held.empty();
+        zone->second.held[snapshot.name_key] = std::move(out);  // the newest one wins
+        gate = WriteGate::kDrop;                                // i.e. taken care of
+      }
+    }
+    if (first) {
+      log_.Info("saves held: zone in single-shard mode", {{"zone", state->room.zone}});
+    }
+    if (gate == WriteGate::kDrop) return;
+  }
+  Submit(std::move(out));
+}
+
+void StorePersistence::Submit(store::CharacterSnapshot out) {
+  const std::string name = out.record.name;
   if (Status s = saver_.Submit(std::move(out)); !s.ok()) {
-    log_.Error("save not queued", {{"character", snapshot.name_key}, {"error", s.ToString()}});
+    log_.Error("save not queued", {{"character", name}, {"error", s.ToString()}});
+  }
+}
+
+void StorePersistence::ForgetHeld(const std::string& name_key) {
+  std::lock_guard lock(mu_);
+  for (auto& [zone, gate] : zone_gates_) gate.held.erase(name_key);
+}
+
+void StorePersistence::SetShard(std::string shard_id) {
+  std::lock_guard lock(mu_);
+  shard_id_ = std::move(shard_id);
+}
+
+void StorePersistence::SetLeaseEpoch(const std::string& zone, uint64_t lease_epoch) {
+  std::lock_guard lock(mu_);
+  lease_epochs_[zone] = lease_epoch;
+}
+
+StorePersistence::WriteGate StorePersistence::GateOf(const std::string& zone) {
+  std::lock_guard lock(mu_);
+  auto it = zone_gates_.find(zone);
+  return it == zone_gates_.end() ? WriteGate::kOpen : it->second.gate;
+}
+
+void StorePersistence::HoldZone(const std::string& zone) {
+  std::lock_guard lock(mu_);
+  zone_gates_[zone].gate = WriteGate::kHold;
+}
+
+void StorePersistence::ReleaseZone(const std::string& zone) {
+  std::map<std::string, store::CharacterSnapshot> held;
+  {
+    std::lock_guard lock(mu_);
+    auto it = zone_gates_.find(zone);
+    if (it == zone_gates_.end()) return;
+    held.swap(it->second.held);
+    zone_gates_.erase(it);
+  }
+  if (!held.empty()) {
+    log_.Info("writing saves held in single-shard mode",
+              {{"zone", zone}, {"characters", static_cast<int64_t>(held.size())}});
+  }
+  for (auto& [key, out] : held) Submit(std::move(out));
+}
+
+void StorePersistence::DropZone(const std::string& zone) {
+  size_t dropped = 0;
+  {
+    std::lock_guard lock(mu_);
+    ZoneGate& gate = zone_gates_[zone];
+    dropped = gate.held.size();
+    gate.held.clear();
+    gate.gate = WriteGate::kDrop;
+  }
+  if (dropped != 0) {
+    log_.Warn("saves held in single-shard mode dropped: the zone's lease went to a peer",
+              {{"zone", zone}, {"characters", static_cast<int64_t>(dropped)}});
   }
 }
 
@@ -145,8 +249,19 @@ void StorePersistence::OnReport(const store::SaveReport& report) {
     }
   }
   if (store::IsFenced(report.status)) {
-    log_.Warn("save fenced: another owner holds this character",
+    log_.Warn("save fenced: a newer owner of the character or tenure of its zone wrote it",
               {{"character", report.name}, {"error", report.status.ToString()}});
+    if (!store::IsZoneFenced(report.status) && on_owner_fenced_) {
+      // Only when the fenced write came from the claim this shard still plays under: a late
+      // report about an earlier visit must not evict the character's current copy.
+      bool current = false;
+      {
+        std::lock_guard lock(mu_);
+        auto it = fences_.find(world::NameKey(report.name));
+        current = it != fences_.end() && it->second.owner_epoch == report.writer_owner_epoch;
+      }
+      if (current) on_owner_fenced_(world::NameKey(report.name));
+    }
   } else {
     log_.Error("character save failed",
                {{"character", report.name}, {"error", report.status.ToString()}});

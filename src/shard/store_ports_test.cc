@@ -1,11 +1,16 @@
 // StorePersistence's durability ladder on the embedded stores (SQLite rows and checkpoints) under
 // a manual clock: periodic requests become checkpoints, the row is written at most every flush
-// interval, quit and freeze write it at once, and a load prefers a fresher checkpoint.
+// interval, quit and freeze write it at once, and a load prefers a fresher checkpoint. Also the
+// degradation ladder: ephemeral characters are never written, and a zone in single-shard mode
+// has its saves held back, then written (ReleaseZone) or discarded (DropZone).
 #include "telos/shard/store_ports.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 
 #include <chrono>
+#include <sstream>
 #include <thread>
 
 #include "telos/base/clock.h"
@@ -18,12 +23,16 @@ namespace telos::shard {
 namespace {
 
 using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+using ::testing::Not;
 constexpr int64_t kRowFlushMs = 60'000;
 constexpr std::string_view kPasswordHash = "$argon2id$v=19$m=65536,t=2,p=1$c2FsdA$aGFzaA";
 
 class DurabilityLadderTest : public ::testing::Test {
  protected:
-  DurabilityLadderTest() : log_("test", LogLevel::kError) {
+  DurabilityLadderTest()
+      : log_("test", LogLevel::kInfo,
+             std::make_shared<spdlog::sinks::ostream_sink_mt>(log_stream_)) {
     store::SqliteStoreOptions options;
     options.path = ":memory:";
     auto opened = store::SqliteStore::Open(options, clock_);
@@ -57,7 +66,23 @@ class DurabilityLadderTest : public ::testing::Test {
     ASSERT_TRUE(persistence_->FlushCheckpoints(milliseconds(5000)));
   }
 
+  // Requests a save without waiting for it (the saver keeps its memory of the versions it
+  // wrote, as it does while a character walks between zones of this shard).
+  void Request(const std::string& room, world::SaveReason reason) {
+    world::CharacterState state = world::NewCharacter("Ada", *world::ParseRef(room, ""));
+    persistence_->RequestSave({"ada", world::EncodeCharacter(state), reason});
+  }
+  void FlushAll() {
+    ASSERT_TRUE(persistence_->FlushAll(milliseconds(5000)).ok());
+    ASSERT_TRUE(persistence_->FlushCheckpoints(milliseconds(5000)));
+  }
+
   std::string RowRoom() { return db_->characters().Load("Ada")->room_id; }
+  int64_t RowVersion() { return db_->characters().Load("Ada")->state_version; }
+  std::string LogText() {
+    log_.Flush();
+    return log_stream_.str();
+  }
   std::optional<store::Checkpoint> Checkpoint() {
     auto cp = db_->checkpoints().Get("Ada");
     if (!cp.ok()) return std::nullopt;
@@ -65,6 +90,7 @@ class DurabilityLadderTest : public ::testing::Test {
   }
 
   ManualClock clock_;
+  std::ostringstream log_stream_;  // declared before the logger: outlives it
   Logger log_;
   Metrics metrics_;
   std::unique_ptr<store::SqliteStore> db_;
@@ -120,5 +146,118 @@ TEST_F(DurabilityLadderTest, AZombieOwnersCheckpointCannotBeatTheNewOwner) {
   EXPECT_EQ(Checkpoint()->owner_epoch, taken.owner_epoch);
 }
 
+// ---------------------------------------------------------------- ephemeral characters
+
+TEST_F(DurabilityLadderTest, AnEphemeralCharacterIsNeverWrittenAndItsSavesDropQuietly) {
+  persistence_->RegisterEphemeral("ada");
+  Save("town:lantern_row", world::SaveReason::kQuit);
+  Save("town:west_gate", world::SaveReason::kPeriodic);
+  Save("town:tanners_walk", world::SaveReason::kFreeze);
+  EXPECT_EQ(RowRoom(), "north_gate");
+  EXPECT_EQ(RowVersion(), claimed_.state_version);
+  EXPECT_FALSE(Checkpoint().has_value());
+  const std::string log = LogText();
+  EXPECT_THAT(log, Not(HasSubstr("dropped")));
+  EXPECT_THAT(log, Not(HasSubstr("ada")));
+
+  // Once unregistered and claimed for real, the character is written again.
+  persistence_->Unregister("ada");
+  persistence_->Register("ada", "Ada", claimed_.account_id, claimed_.state_version,
+                         claimed_.owner_epoch);
+  Save("town:tanners_walk", world::SaveReason::kQuit);
+  EXPECT_EQ(RowRoom(), "tanners_walk");
+}
+
+// ---------------------------------------------------------------- single-shard mode
+
+TEST_F(DurabilityLadderTest, AHeldZoneKeepsTheNewestSaveUntilReleasedAndWritesNoCheckpoint) {
+  persistence_->HoldZone("town");
+  Save("town:lantern_row", world::SaveReason::kPeriodic);
+  Save("town:west_gate", world::SaveReason::kQuit);
+  Save("town:tanners_walk", world::SaveReason::kPeriodic);
+  EXPECT_EQ(RowRoom(), "north_gate");
+  EXPECT_EQ(RowVersion(), claimed_.state_version);
+  EXPECT_FALSE(Checkpoint().has_value());  // a periodic save of a held zone is no checkpoint
+
+  persistence_->ReleaseZone("town");
+  FlushAll();
+  EXPECT_EQ(RowRoom(), "tanners_walk");                 // the newest one
+  EXPECT_EQ(RowVersion(), claimed_.state_version + 1);  // and only that one
+  EXPECT_FALSE(Checkpoint().has_value());
+
+  // Released: saves flow as before.
+  Save("town:west_gate", world::SaveReason::kQuit);
+  EXPECT_EQ(RowRoom(), "west_gate");
+  EXPECT_EQ(RowVersion(), claimed_.state_version + 2);
+}
+
+TEST_F(DurabilityLadderTest, HoldingOneZoneLetsSavesInOtherZonesThrough) {
+  persistence_->HoldZone("lobby");
+  Save("town:lantern_row", world::SaveReason::kQuit);
+  EXPECT_EQ(RowRoom(), "lantern_row");
+  Save("town:west_gate", world::SaveReason::kPeriodic);
+  ASSERT_TRUE(Checkpoint().has_value());
+  EXPECT_EQ(Checkpoint()->room_id, "west_gate");
+}
+
+TEST_F(DurabilityLadderTest, ReleasingAZoneThatWasNeverHeldChangesNothing) {
+  persistence_->ReleaseZone("town");
+  Save("town:lantern_row", world::SaveReason::kPeriodic);
+  EXPECT_EQ(RowRoom(), "north_gate");  // still the ladder: a checkpoint, not the row
+  ASSERT_TRUE(Checkpoint().has_value());
+  EXPECT_EQ(Checkpoint()->room_id, "lantern_row");
+}
+
+TEST_F(DurabilityLadderTest, ADroppedZoneDiscardsWhatWasHeldAndLaterSavesUntilReleased) {
+  persistence_->HoldZone("town");
+  Save("town:lantern_row", world::SaveReason::kQuit);
+  persistence_->DropZone("town");
+  FlushAll();
+  EXPECT_EQ(RowRoom(), "north_gate");
+  EXPECT_THAT(LogText(), HasSubstr("saves held in single-shard mode dropped"));
+
+  // The peer's copy is the live one now: nothing of this zone is written, rows or checkpoints.
+  Save("town:west_gate", world::SaveReason::kQuit);
+  Save("town:tanners_walk", world::SaveReason::kPeriodic);
+  EXPECT_EQ(RowRoom(), "north_gate");
+  EXPECT_EQ(RowVersion(), claimed_.state_version);
+  EXPECT_FALSE(Checkpoint().has_value());
+
+  // A new tenure: what was dropped stays dropped, and new saves are written again.
+  persistence_->ReleaseZone("town");
+  FlushAll();
+  EXPECT_EQ(RowRoom(), "north_gate");
+  Save("town:square", world::SaveReason::kQuit);
+  EXPECT_EQ(RowRoom(), "square");
+}
+
+TEST_F(DurabilityLadderTest, DroppingAZoneThatWasNotHeldDropsItsSavesToo) {
+  persistence_->DropZone("town");
+  Save("town:lantern_row", world::SaveReason::kQuit);
+  EXPECT_EQ(RowRoom(), "north_gate");
+  Save("lobby:atrium", world::SaveReason::kQuit);  // another zone is not affected
+  EXPECT_EQ(RowRoom(), "atrium");
+}
+
+// A save held for a zone the character has since left is older than the row written after
+// they left it. Releasing the held zone must not write that older state over the newer row.
+// (Fails today: CharacterSaver moves the held snapshot's base onto its own later write, see the
+// chaining note in character_saver.h, so the stale state is written.)
+TEST_F(DurabilityLadderTest, AReleasedHeldSaveDoesNotOverwriteANewerRowFromAnotherZone) {
+  persistence_->HoldZone("town");
+  Request("town:lantern_row", world::SaveReason::kPeriodic);  // held
+  // Ada walks out of the town into the lobby (not held) and quits there: written at once, and
+  // she is no longer claimed here (WorldShard unregisters her on quit).
+  Request("lobby:atrium", world::SaveReason::kQuit);
+  FlushAll();
+  persistence_->Unregister("ada");
+  ASSERT_EQ(RowRoom(), "atrium");
+  const int64_t newer = RowVersion();
+
+  persistence_->ReleaseZone("town");
+  FlushAll();
+  EXPECT_EQ(RowRoom(), "atrium") << "the held (older) town save overwrote the newer row";
+  EXPECT_EQ(RowVersion(), newer);
+}
 }  // namespace
 }  // namespace telos::shard

@@ -128,6 +128,7 @@ void WorldShard::Resident(const std::string& name_key, const std::string& zone) 
     auto it = residents_.find(name_key);
     if (it == residents_.end()) return;
     it->second.zone = zone;
+    if (it->second.ephemeral) return;  // the real character's placement stays as it was
     placement = {zone, it->second.placement_epoch, it->second.nonce, options_.shard_id};
   }
   placements_.Register(name_key, std::move(placement));
@@ -148,8 +149,9 @@ void WorldShard::Forget(const std::string& name_key, const std::string& zone, bo
     residents_.erase(it);
   }
   if (auto [stream, session] = entry.sink->binding(); stream) stream->UnbindSession(session);
+  if (comms_ != nullptr) comms_->Left(name_key);
   persistence_.Unregister(name_key);
-  if (tombstone) {
+  if (tombstone && !entry.ephemeral) {
     placements_.Tombstone(name_key, options_.shard_id, entry.placement_epoch, entry.nonce,
                           zone.empty() ? entry.zone : zone);
   }
@@ -286,6 +288,7 @@ void WorldShard::OnStreamGone(const std::shared_ptr<StreamHandle>& stream) {
     auto [bound_stream, bound_session] = sink->binding();
     if (bound_stream != nullptr && bound_stream != stream) continue;  // already re-attached
     sink->Unbind();
+    if (comms_ != nullptr) comms_->LinkDead(name_key);
     log_.Info("character link-dead", {{"character", name_key}, {"gate", stream->gate_id()}});
     StartLinkDeadTimer(name_key, sink);
   }
@@ -318,6 +321,11 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
   {
     std::lock_guard lock(mu_);
     if (stopping_) return SendAttached(stream, session, Status::Unavailable("shard stopping"), "");
+    if (entering_.contains(key)) {
+      // Another attach of this character is loading it: a second claim would fence the first.
+      // The gate tries again shortly and then takes the character over.
+      return SendAttached(stream, session, Status::Unavailable("entering the world"), "");
+    }
     auto it = residents_.find(key);
     if (draining_ && it == residents_.end()) {
       // Its zones are moving to peers: the gate tries again and finds the new owner.
@@ -347,15 +355,36 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
         AppendOutput(out, old_session, notice);
       });
     }
+    if (comms_ != nullptr) comms_->Attached(key, stream->gate_id());
     log_.Info("character resumed", {{"character", claim->character}, {"gate", stream->gate_id()}});
     (void)host_.Submit(key, "look");
     return;
   }
 
+  // From here until it is resident (or refused) this attach is the only one for the character.
+  {
+    std::lock_guard lock(mu_);
+    if (!entering_.insert(key).second) {
+      return SendAttached(stream, session, Status::Unavailable("entering the world"), "");
+    }
+  }
+  struct EnteringGuard {
+    WorldShard* shard;
+    std::string key;
+    ~EnteringGuard() {
+      std::lock_guard lock(shard->mu_);
+      shard->entering_.erase(key);
+    }
+  } entering_guard{this, key};
+
   // The freshest of the row and its checkpoint (invariant 8) names the room, and so the zone,
   // the character stands in. A save queued from an earlier visit here lands first.
   persistence_.AwaitSaved(key);
   auto row = characters_.Load(claim->character);
+  if (!row.ok() && (row.status().code() == StatusCode::kUnavailable ||
+                    row.status().code() == StatusCode::kDeadlineExceeded)) {
+    return AttachEphemeral(std::move(stream), session, *claim, std::move(assertion));
+  }
   if (!row.ok()) return SendAttached(stream, session, row.status(), "");
   if (row->account_id != claim->account_id) {
     return SendAttached(stream, session, Status::PermissionDenied("not your character"), "");
@@ -386,50 +415,107 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
   auto claimed =
       characters_.ClaimOwnership(claim->character, static_cast<int64_t>(placement_epoch));
   if (!claimed.ok()) return SendAttached(stream, session, claimed.status(), "");
-  std::optional<world::CharacterState> fresh = std::move(*state);
-  if (to_lobby) fresh->room = host_.pack().start_room;
+  if (to_lobby) state->room = host_.pack().start_room;
 
-  auto sink = std::make_shared<SessionSink>();
-  {
-    std::lock_guard lock(mu_);
-    if (residents_.count(key) != 0) {
-      return SendAttached(stream, session,
-                          Status::AlreadyExists(claimed->name + " is entering the world"), "");
-    }
-    ResidentEntry entry;
-    entry.display_name = claimed->name;
-    entry.account_id = claimed->account_id;
-    entry.nonce = claim->nonce;
-    entry.placement_epoch = placement_epoch;
-    entry.assertion = assertion;
-    entry.zone = zone;
-    entry.sink = sink;
-    residents_[key] = std::move(entry);
-  }
-  persistence_.Register(key, claimed->name, claimed->account_id, claimed->state_version,
-                        claimed->owner_epoch);
-  stream->BindSession(session, key);
-  sink->Bind(stream, session);
-  SendAttached(stream, session, Status::Ok(), zone);
+  ResidentEntry entry;
+  entry.display_name = claimed->name;
+  entry.account_id = claimed->account_id;
+  entry.nonce = claim->nonce;
+  entry.placement_epoch = placement_epoch;
+  entry.assertion = std::move(assertion);
+  entry.zone = zone;
+  std::vector<std::string> notices;
   if (to_lobby) {
-    world::PlayerOutput notice;
-    notice.lines.push_back(
+    notices.push_back(
         "The part of the world where you stood is not being served right now; you find yourself "
         "back in the lobby.");
-    sink->Deliver(std::move(notice));
     log_.Warn("character placed in the lobby: its zone has no owner", {{"character", key}});
   }
-  if (Status s = host_.Login(std::move(*fresh), sink); !s.ok()) {
-    stream->UnbindSession(session);
-    Forget(key, zone, false);
-    SendAttached(stream, session, s, "");
-    return;
-  }
+  const bool entered = EnterWorld(
+      stream, session, key, std::move(entry), std::move(*state), std::move(notices), [&] {
+        persistence_.Register(key, claimed->name, claimed->account_id, claimed->state_version,
+                              claimed->owner_epoch);
+      });
+  if (!entered) return;
   log_.Info("character entered", {{"character", claimed->name},
                                   {"zone", zone},
                                   {"owner_epoch", claimed->owner_epoch},
                                   {"placement_epoch", static_cast<int64_t>(placement_epoch)},
                                   {"gate", stream->gate_id()}});
+}
+
+void WorldShard::AttachEphemeral(std::shared_ptr<StreamHandle> stream, uint64_t session,
+                                 const auth::Assertion& claim, std::string assertion) {
+  // The row cannot be read, so nothing may be written either: the character plays from its
+  // checkpoint if Redis has one (else as new) and is never saved (degradation ladder).
+  const std::string key = world::NameKey(claim.character);
+  world::CharacterState state;
+  state.name = claim.character;
+  if (checkpoints_ != nullptr) {
+    if (auto checkpoint = checkpoints_->Get(claim.character);
+        checkpoint.ok() && checkpoint->account_id == claim.account_id) {
+      if (auto decoded = world::DecodeCharacter(checkpoint->state_json); decoded.ok()) {
+        state = std::move(*decoded);
+      }
+    }
+  }
+  std::string zone = host_.TargetZone(state);
+  if (host_.FindZone(zone) == nullptr) {
+    zone = options_.lobby_zone;
+    state.room = host_.pack().start_room;
+  }
+  ResidentEntry entry;
+  entry.display_name = claim.character;
+  entry.account_id = claim.account_id;
+  entry.nonce = claim.nonce;
+  entry.placement_epoch = 0;  // registers nothing a real login could be fenced by
+  entry.assertion = std::move(assertion);
+  entry.zone = zone;
+  entry.ephemeral = true;
+  std::vector<std::string> notices = {
+      "The character vault cannot be reached right now: you are playing an ephemeral copy of " +
+      claim.character + ". Nothing you do until you log in again will be saved."};
+  const bool entered = EnterWorld(stream, session, key, std::move(entry), std::move(state),
+                                  std::move(notices), [&] { persistence_.RegisterEphemeral(key); });
+  if (entered) {
+    log_.Warn("character entered ephemeral: PostgreSQL unreachable",
+              {{"character", claim.character}, {"zone", zone}, {"gate", stream->gate_id()}});
+  }
+}
+
+bool WorldShard::EnterWorld(const std::shared_ptr<StreamHandle>& stream, uint64_t session,
+                            const std::string& key, ResidentEntry entry,
+                            world::CharacterState state, std::vector<std::string> notices,
+                            const std::function<void()>& register_persistence) {
+  auto sink = std::make_shared<SessionSink>();
+  const std::string zone = entry.zone;
+  {
+    std::lock_guard lock(mu_);
+    if (residents_.count(key) != 0) {
+      SendAttached(stream, session,
+                   Status::AlreadyExists(entry.display_name + " is entering the world"), "");
+      return false;
+    }
+    entry.sink = sink;
+    residents_[key] = std::move(entry);
+  }
+  register_persistence();
+  stream->BindSession(session, key);
+  sink->Bind(stream, session);
+  if (comms_ != nullptr) comms_->Arrived(key, stream->gate_id());
+  SendAttached(stream, session, Status::Ok(), zone);
+  if (!notices.empty()) {
+    world::PlayerOutput notice;
+    notice.lines = std::move(notices);
+    sink->Deliver(std::move(notice));
+  }
+  if (Status s = host_.Login(std::move(state), sink); !s.ok()) {
+    stream->UnbindSession(session);
+    Forget(key, zone, false);
+    SendAttached(stream, session, s, "");
+    return false;
+  }
+  return true;
 }
 
 std::string WorldShard::FreshestState(const store::CharacterRecord& row) {
@@ -468,11 +554,21 @@ void WorldShard::AttachArrival(const std::shared_ptr<StreamHandle>& stream, uint
     }
   }
   if (!sink) {
+    // The same attach again (a gate retrying): the arrival is already bound to this session.
+    std::optional<std::string> bound_zone;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [name_key, entry] : residents_) {
+        if (entry.sink->binding() == std::make_pair(stream, session)) bound_zone = entry.zone;
+      }
+    }
+    if (bound_zone) return SendAttached(stream, session, Status::Ok(), *bound_zone);
     return SendAttached(stream, session, Status::NotFound("no arrival with that token"), "");
   }
   stream->BindSession(session, key);
   SendAttached(stream, session, Status::Ok(), zone);
   sink->Bind(stream, session);
+  if (comms_ != nullptr) comms_->Attached(key, stream->gate_id());
 }
 
 // ------------------------------------------------------------------ handoff: destination
@@ -571,10 +667,13 @@ Status WorldShard::AcceptHandoff(const std::string& blob) {
   // The player's gate usually has a stream here already: bind the session to it now, so the
   // arrival reaches the player without waiting for the Redirect -> Attach round trip (the gate
   // moves the session here on this first output; the Attach with the token then confirms).
+  std::string bound_gate;
   if (auto stream = GateStream(snapshot->gate_id); stream && snapshot->session != 0) {
     stream->BindSession(snapshot->session, key);
     sink->Bind(stream, snapshot->session);
+    bound_gate = stream->gate_id();
   }
+  if (comms_ != nullptr) comms_->Arrived(key, bound_gate);
   StartLinkDeadTimer(key, sink);  // if the gate never attaches, the character is saved and out
   return Status::Ok();
 }
@@ -613,13 +712,25 @@ std::optional<std::string> WorldShard::FindPackDivergence() {
 
 // ------------------------------------------------------------------ handoff: source
 
+void WorldShard::EvictStale(const std::string& name_key) {
+  {
+    std::lock_guard lock(mu_);
+    if (!residents_.contains(name_key)) return;
+  }
+  log_.Warn("character owned by another shard: removing the stale copy here",
+            {{"character", name_key}});
+  host_.RemovePlayer(name_key, [this, name_key] {
+    blocking_([this, name_key] { Forget(name_key, "", /*tombstone=*/false); });
+  });
+}
+
 void WorldShard::Depart(world::PlayerTransfer transfer) {
   blocking_([this, transfer = std::move(transfer)]() mutable { ShipPlayer(std::move(transfer)); });
 }
 
-void WorldShard::Bounce(world::PlayerTransfer transfer) {
+void WorldShard::Bounce(world::PlayerTransfer transfer, std::string why) {
   transfer.state.room = transfer.from_room;
-  transfer.arrival = {"The way is closed; you stay where you are."};
+  transfer.arrival = {std::move(why)};
   const std::string key = world::NameKey(transfer.state.name);
   if (Status s = host_.Admit(std::move(transfer)); !s.ok()) {
     log_.Error("handoff bounce failed: character removed",
@@ -647,6 +758,20 @@ Status WorldShard::CallHandoff(const std::string& endpoint, const std::string& b
 
 void WorldShard::ShipPlayer(world::PlayerTransfer transfer) {
   const std::string zone = transfer.state.room.zone;
+  {
+    std::lock_guard lock(mu_);
+    auto it = residents_.find(world::NameKey(transfer.state.name));
+    if (it != residents_.end() && it->second.ephemeral) {
+      // Another shard would claim the character in PostgreSQL and save the copy over it.
+      return Bounce(std::move(transfer),
+                    "An ephemeral character cannot travel to another part of the world.");
+    }
+  }
+  if (sealed_.load()) {
+    return Bounce(std::move(transfer),
+                  "The way there is sealed: this part of the world is cut off from the rest for "
+                  "now.");
+  }
   // The route cache (re-read every route_refresh_ms) names the owner; a stale entry costs at
   // most a refused handoff, since the destination checks that it hosts the zone.
   std::optional<directory::ZoneOwner> owner;
@@ -717,6 +842,7 @@ Status WorldShard::SendPlayer(const world::PlayerTransfer& transfer,
     std::lock_guard lock(mu_);
     residents_.erase(key);
   }
+  if (comms_ != nullptr) comms_->Left(key);
   persistence_.Unregister(key);
   if (stream) {
     stream->UnbindSession(session);

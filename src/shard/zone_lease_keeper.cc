@@ -84,6 +84,7 @@ void ZoneLeaseKeeper::Tick() {
     NoteStandby(/*claim_attempted=*/false);
   } else {
     RenewHeld(pass_start, stopped);
+    ReconfirmSuspended(stopped);
     ClaimFree(stopped);
     NoteStandby(/*claim_attempted=*/true);
     // Only while the id is ours: a report under a taken id would describe the other process.
@@ -125,9 +126,7 @@ void ZoneLeaseKeeper::RenewHeld(Instant pass_start, std::set<std::string>& stopp
     // pass began (the keeper was not running) is judged by the renew's answer instead.
     const Instant fence = FenceOf(lease);
     if (fence > pass_start && clock_.Now() >= fence) {
-      if (DropAndStop(zone, lease.epoch, "lease not confirmable", /*fence=*/true)) {
-        stopped.insert(zone);
-      }
+      if (FenceReached(zone, lease)) stopped.insert(zone);
       continue;
     }
     const Instant sent = clock_.Now();
@@ -139,6 +138,7 @@ void ZoneLeaseKeeper::RenewHeld(Instant pass_start, std::set<std::string>& stopp
       // Forgotten meanwhile: the lease is someone else's business now.
       if (it != held_.end() && it->second.epoch == lease.epoch) {
         it->second.deadline = sent + Millis(renewed->ttl_ms);
+        it->second.last_failure = StatusCode::kOk;
       }
       continue;
     }
@@ -150,10 +150,15 @@ void ZoneLeaseKeeper::RenewHeld(Instant pass_start, std::set<std::string>& stopp
       continue;
     }
     // Unconfirmed: keep hosting only while the lease is surely still ours.
+    Lease unconfirmed = lease;
+    unconfirmed.last_failure = s.code();
+    {
+      std::lock_guard lock(mu_);
+      auto it = held_.find(zone);
+      if (it != held_.end() && it->second.epoch == lease.epoch) it->second.last_failure = s.code();
+    }
     if (clock_.Now() >= fence) {
-      if (DropAndStop(zone, lease.epoch, "lease not confirmable", /*fence=*/true)) {
-        stopped.insert(zone);
-      }
+      if (FenceReached(zone, unconfirmed)) stopped.insert(zone);
       continue;
     }
     log_.Warn("lease renewal failed: keeping zone until its fence",
@@ -164,18 +169,97 @@ void ZoneLeaseKeeper::RenewHeld(Instant pass_start, std::set<std::string>& stopp
   }
 }
 
+void ZoneLeaseKeeper::ReconfirmSuspended(std::set<std::string>& stopped) {
+  std::map<std::string, uint64_t> snapshot;
+  {
+    std::lock_guard lock(mu_);
+    snapshot = suspended_;
+  }
+  for (const auto& [zone, epoch] : snapshot) {
+    const Instant sent = clock_.Now();
+    auto confirmed = directory_.RenewZone(zone, options_.shard_id, epoch, options_.lease_ttl_ms);
+    if (!confirmed.ok() && confirmed.status().code() == StatusCode::kFailedPrecondition) {
+      // Lapsed while we were cut off (or the directory lost it): win it again if it is free.
+      confirmed = directory_.ClaimZone(zone, options_.shard_id, options_.lease_ttl_ms,
+                                       hosting_.EpochFloor(zone));
+      if (!confirmed.ok() && confirmed.status().code() == StatusCode::kConflict) {
+        {
+          std::lock_guard lock(mu_);
+          auto it = suspended_.find(zone);
+          if (it == suspended_.end() || it->second != epoch) continue;
+          suspended_.erase(it);
+        }
+        losses_total_.Increment();
+        log_.Warn("lease lost while cut off from the directory: stopping zone",
+                  {{"shard", options_.shard_id}, {"zone", zone}, {"epoch", epoch}});
+        hosting_.StopZone(zone, "lease taken by a peer while cut off from the directory");
+        stopped.insert(zone);
+        continue;
+      }
+    }
+    if (!confirmed.ok()) continue;  // still unreachable: stays suspended
+    {
+      std::lock_guard lock(mu_);
+      auto it = suspended_.find(zone);
+      if (it == suspended_.end() || it->second != epoch) continue;  // forgotten meanwhile
+    }
+    if (const Status resumed = hosting_.ResumeZone(zone, confirmed->epoch); !resumed.ok()) {
+      const Status released = directory_.ReleaseZone(zone, options_.shard_id, confirmed->epoch);
+      log_.Warn("zone not resumed: lease released, still single-shard",
+                {{"zone", zone},
+                 {"epoch", confirmed->epoch},
+                 {"error", resumed.ToString()},
+                 {"release", released.ToString()}});
+      continue;
+    }
+    {
+      std::lock_guard lock(mu_);
+      auto it = suspended_.find(zone);
+      if (it == suspended_.end() || it->second != epoch) continue;  // forgotten meanwhile
+      suspended_.erase(it);
+      held_[zone] = Lease{confirmed->epoch, sent + Millis(confirmed->ttl_ms)};
+    }
+    claims_total_.Increment();
+    log_.Info("lease confirmed again: zone leaves single-shard mode", {{"shard", options_.shard_id},
+                                                                       {"zone", zone},
+                                                                       {"epoch", confirmed->epoch},
+                                                                       {"previous_epoch", epoch}});
+  }
+}
+
+bool ZoneLeaseKeeper::FenceReached(const std::string& zone, const Lease& lease) {
+  if (lease.last_failure != StatusCode::kUnavailable) {
+    return DropAndStop(zone, lease.epoch, "lease not confirmable", /*fence=*/true);
+  }
+  size_t count = 0;
+  {
+    std::lock_guard lock(mu_);
+    auto it = held_.find(zone);
+    if (it == held_.end() || it->second.epoch != lease.epoch) return false;
+    held_.erase(it);
+    suspended_[zone] = lease.epoch;
+    count = held_.size();
+  }
+  zones_held_.Set(static_cast<double>(count));
+  log_.Error("lease fence: directory unreachable, zone continues in single-shard mode",
+             {{"shard", options_.shard_id}, {"zone", zone}, {"epoch", lease.epoch}});
+  hosting_.SuspendZone(zone, "directory unreachable");
+  return true;
+}
+
 void ZoneLeaseKeeper::ClaimFree(std::set<std::string>& stopped) {
   for (const std::string& zone : pool_) {
     {
       std::lock_guard lock(mu_);
       if (stopping_) return;
-      if (held_.contains(zone)) continue;
+      if (held_.contains(zone) || suspended_.contains(zone)) continue;
     }
     if (stopped.contains(zone)) continue;
     // Claims block; a held zone must not outlive its fence while they do.
     for (std::string& z : EnforceFences()) stopped.insert(std::move(z));
     const Instant sent = clock_.Now();
-    auto claimed = directory_.ClaimZone(zone, options_.shard_id, options_.lease_ttl_ms);
+    auto claimed = directory_.ClaimZone(zone, options_.shard_id, options_.lease_ttl_ms,
+                                        hosting_.EpochFloor(zone));
     if (!claimed.ok()) {
       if (claimed.status().code() == StatusCode::kConflict) {
         log_.Debug("zone held by a live peer", {{"zone", zone}});
@@ -214,16 +298,16 @@ void ZoneLeaseKeeper::ReportOccupancy() {
 
 std::vector<std::string> ZoneLeaseKeeper::EnforceFences() {
   const Instant now = clock_.Now();
-  std::vector<std::pair<std::string, uint64_t>> due;
+  std::vector<std::pair<std::string, Lease>> due;
   {
     std::lock_guard lock(mu_);
     for (const auto& [zone, lease] : held_) {
-      if (now >= FenceOf(lease)) due.emplace_back(zone, lease.epoch);
+      if (now >= FenceOf(lease)) due.emplace_back(zone, lease);
     }
   }
   std::vector<std::string> stopped;
-  for (const auto& [zone, epoch] : due) {
-    if (DropAndStop(zone, epoch, "lease not confirmable", /*fence=*/true)) stopped.push_back(zone);
+  for (const auto& [zone, lease] : due) {
+    if (FenceReached(zone, lease)) stopped.push_back(zone);
   }
   return stopped;
 }
@@ -261,16 +345,26 @@ void ZoneLeaseKeeper::StopAll(const std::string& why) {
   for (const auto& [zone, lease] : snapshot) {
     (void)DropAndStop(zone, lease.epoch, why, /*fence=*/false);
   }
+  std::map<std::string, uint64_t> suspended;
+  {
+    std::lock_guard lock(mu_);
+    suspended.swap(suspended_);
+  }
+  for (const auto& [zone, epoch] : suspended) {
+    losses_total_.Increment();
+    hosting_.StopZone(zone, why);
+  }
 }
 
 void ZoneLeaseKeeper::NoteStandby(bool claim_attempted) {
-  size_t count = 0;
+  size_t count = 0, suspended = 0;
   {
     std::lock_guard lock(mu_);
     count = held_.size();
+    suspended = suspended_.size();
   }
   zones_held_.Set(static_cast<double>(count));
-  const bool standby_now = count == 0;
+  const bool standby_now = count + suspended == 0;
   if (standby_now) {
     if (!claim_attempted || standby_logged_ == true) return;
     log_.Info("won no zones: STANDBY",
@@ -373,7 +467,12 @@ std::map<std::string, uint64_t> ZoneLeaseKeeper::held() const {
 
 bool ZoneLeaseKeeper::standby() const {
   std::lock_guard lock(mu_);
-  return held_.empty();
+  return held_.empty() && suspended_.empty();
+}
+
+std::map<std::string, uint64_t> ZoneLeaseKeeper::suspended() const {
+  std::lock_guard lock(mu_);
+  return suspended_;
 }
 
 void ZoneLeaseKeeper::Hold(const std::string& zone, uint64_t epoch, Instant sent, int64_t ttl_ms,
@@ -407,7 +506,7 @@ void ZoneLeaseKeeper::Forget(const std::string& zone) {
   size_t count = 0;
   {
     std::lock_guard lock(mu_);
-    if (held_.erase(zone) == 0) return;
+    if (held_.erase(zone) + suspended_.erase(zone) == 0) return;
     count = held_.size();
   }
   zones_held_.Set(static_cast<double>(count));

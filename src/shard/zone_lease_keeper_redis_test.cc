@@ -104,6 +104,15 @@ class FakeHost final : public ZoneHosting {
     hosting_.erase(zone);
     stops_.push_back(zone + ": " + why);
   }
+  void SuspendZone(const std::string& zone, const std::string& why) override {
+    std::lock_guard lock(mu_);
+    stops_.push_back(zone + " suspended: " + why);
+  }
+  Status ResumeZone(const std::string& zone, uint64_t epoch) override {
+    std::lock_guard lock(mu_);
+    hosting_[zone] = epoch;
+    return Status::Ok();
+  }
   std::map<std::string, uint64_t> hosting() const {
     std::lock_guard lock(mu_);
     return hosting_;

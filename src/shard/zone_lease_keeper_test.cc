@@ -40,6 +40,11 @@ class FakeHost final : public ZoneHosting {
   Status StartZone(const std::string& zone, uint64_t epoch) override {
     starts.emplace_back(zone, epoch);
     if (refuse.contains(zone)) return Status::Internal("content for " + zone + " is broken");
+    if (auto fence = durable_fence.find(zone);
+        fence != durable_fence.end() && epoch <= fence->second) {
+      floors[zone] = fence->second + 1;  // as a host finding the store's zone fence above it
+      return Status::FailedPrecondition("zone fence above the granted epoch");
+    }
     hosting.insert(zone);
     return Status::Ok();
   }
@@ -47,10 +52,25 @@ class FakeHost final : public ZoneHosting {
     stops.push_back({zone, why});
     hosting.erase(zone);
   }
+  void SuspendZone(const std::string& zone, const std::string&) override {
+    suspends.push_back(zone);
+  }
+  Status ResumeZone(const std::string& zone, uint64_t epoch) override {
+    resumes.emplace_back(zone, epoch);
+    return Status::Ok();
+  }
   std::vector<std::pair<std::string, uint64_t>> starts;
   std::vector<Stop> stops;
+  std::vector<std::string> suspends;
+  std::vector<std::pair<std::string, uint64_t>> resumes;
+  uint64_t EpochFloor(const std::string& zone) override {
+    auto it = floors.find(zone);
+    return it == floors.end() ? 0 : it->second;
+  }
   std::set<std::string> hosting;
   std::set<std::string> refuse;
+  std::map<std::string, uint64_t> durable_fence;  // epochs at or below are stale
+  std::map<std::string, uint64_t> floors;
 };
 
 // A Directory that forwards to another and injects faults into lease renewals and claims. A
@@ -61,6 +81,9 @@ class FaultyDirectory final : public directory::Directory {
 
   std::atomic<bool> fail_renew{false};
   std::atomic<bool> fail_claim{false};
+  // What a failing call returns: kUnavailable (unreachable: the zone is suspended at its fence)
+  // or kUnknownResult (sent, no answer: stopped).
+  std::atomic<StatusCode> failure{StatusCode::kUnknownResult};
   Duration renew_delay{0};
   std::map<std::string, int> renew_calls;
 
@@ -74,16 +97,17 @@ class FaultyDirectory final : public directory::Directory {
     return in_.DeregisterShard(id, ep);
   }
   Result<std::vector<directory::ShardInfo>> ListShards() override { return in_.ListShards(); }
-  Result<directory::LeaseGrant> ClaimZone(std::string_view zone, std::string_view id,
-                                          int64_t ttl) override {
-    if (fail_claim) return Status::Unavailable("injected: directory down");
-    return in_.ClaimZone(zone, id, ttl);
+  using directory::Directory::ClaimZone;
+  Result<directory::LeaseGrant> ClaimZone(std::string_view zone, std::string_view id, int64_t ttl,
+                                          uint64_t min_epoch) override {
+    if (fail_claim) return Status(failure.load(), "injected: directory down");
+    return in_.ClaimZone(zone, id, ttl, min_epoch);
   }
   Result<directory::LeaseGrant> RenewZone(std::string_view zone, std::string_view id,
                                           uint64_t epoch, int64_t ttl) override {
     ++renew_calls[std::string(zone)];
     clock_.Advance(renew_delay);
-    if (fail_renew) return Status::Unavailable("injected: directory down");
+    if (fail_renew) return Status(failure.load(), "injected: directory down");
     return in_.RenewZone(zone, id, epoch, ttl);
   }
   Status ReleaseZone(std::string_view zone, std::string_view id, uint64_t epoch) override {
@@ -338,6 +362,91 @@ TEST_F(ZoneLeaseKeeperTest, UnconfirmableRenewalStopsTheZoneBeforeItsDeadline) {
   EXPECT_EQ(LogCount("lease fence: stopping without drain"), 1);
 }
 
+// Single-shard mode: a directory that cannot be reached at all (nothing was sent, so nobody can
+// have been granted the lease through it) suspends the zone at its fence instead of stopping
+// it; the zone comes back at the same epoch once a renewal is confirmed again.
+TEST_F(ZoneLeaseKeeperTest, UnreachableDirectorySuspendsTheZoneAtItsFenceAndResumesIt) {
+  FakeHost host;
+  FaultyDirectory faulty(dir_, clock_);
+  faulty.failure = StatusCode::kUnavailable;
+  ZoneLeaseKeeperOptions o = Options("A", "10.0.0.1:7000");
+  o.pool = {"town"};
+  auto a = Keeper(o, host, &faulty);
+  ASSERT_TRUE(a->Register().ok());
+  a->Tick();
+  ASSERT_THAT(a->held(), ElementsAre(Pair("town", 1u)));
+
+  faulty.fail_renew = true;
+  faulty.fail_claim = true;
+  Advance(kTtlMs / 3);
+  a->Tick();
+  Advance(kTtlMs / 3);
+  a->Tick();
+  EXPECT_THAT(host.suspends, IsEmpty()) << "still well inside the lease";
+  Advance(kTtlMs / 3 - kFenceMs);  // at the fence, before the directory's deadline
+  a->Tick();
+  EXPECT_THAT(host.stops, IsEmpty()) << "an unreachable directory does not stop the zone";
+  EXPECT_THAT(host.suspends, ElementsAre("town"));
+  EXPECT_THAT(a->held(), IsEmpty());
+  EXPECT_THAT(a->suspended(), ElementsAre(Pair("town", 1u)));
+  EXPECT_FALSE(a->standby());
+  EXPECT_EQ(LogCount("lease fence: directory unreachable, zone continues in single-shard mode"), 1);
+  a->Tick();  // still unreachable: nothing changes, nothing is logged twice
+  EXPECT_THAT(host.suspends, ElementsAre("town"));
+  EXPECT_THAT(host.resumes, IsEmpty());
+
+  faulty.fail_renew = false;
+  faulty.fail_claim = false;
+  a->Tick();  // the lease is still A's at epoch 1 (its deadline is ahead): confirmed, resumed
+  EXPECT_THAT(host.resumes, ElementsAre(Pair("town", 1u)));
+  EXPECT_THAT(a->held(), ElementsAre(Pair("town", 1u)));
+  EXPECT_THAT(a->suspended(), IsEmpty());
+  EXPECT_THAT(host.stops, IsEmpty());
+  EXPECT_EQ(LogCount("lease confirmed again: zone leaves single-shard mode"), 1);
+}
+
+// A lease that lapsed while the directory was out of reach is won again (a new tenure) if it is
+// still free; one a peer won meanwhile stops the suspended zone.
+TEST_F(ZoneLeaseKeeperTest, SuspendedZoneIsReclaimedIfFreeAndStoppedIfAPeerWonIt) {
+  FakeHost host, peer_host;
+  FaultyDirectory faulty(dir_, clock_);
+  faulty.failure = StatusCode::kUnavailable;
+  ZoneLeaseKeeperOptions o = Options("A", "10.0.0.1:7000");
+  o.pool = {"arena", "town"};
+  auto a = Keeper(o, host, &faulty);
+  ASSERT_TRUE(a->Register().ok());
+  a->Tick();
+  ASSERT_EQ(a->held().size(), 2u);
+  faulty.fail_renew = true;
+  faulty.fail_claim = true;
+  for (int pass = 0; pass < 4; ++pass) {  // past every deadline: both leases lapse
+    Advance(kTtlMs / 3);
+    a->Tick();
+  }
+  ASSERT_EQ(a->suspended().size(), 2u);
+  ASSERT_THAT(host.stops, IsEmpty());
+
+  ZoneLeaseKeeperOptions peer = Options("B", "10.0.0.2:7000");
+  peer.pool = {"town"};
+  auto b = Keeper(peer, peer_host);
+  ASSERT_TRUE(b->Register().ok());
+  b->Tick();
+  ASSERT_EQ(Owner("town")->shard_id, "B");
+
+  faulty.fail_renew = false;
+  faulty.fail_claim = false;
+  a->Tick();
+  ASSERT_EQ(host.resumes.size(), 1u);
+  EXPECT_EQ(host.resumes[0].first, "arena");
+  EXPECT_EQ(a->held().at("arena"), host.resumes[0].second);
+  EXPECT_EQ(Owner("arena")->shard_id, "A");
+  ASSERT_EQ(host.stops.size(), 1u);
+  EXPECT_EQ(host.stops[0].zone, "town");
+  EXPECT_EQ(host.stops[0].why, "lease taken by a peer while cut off from the directory");
+  EXPECT_THAT(a->suspended(), IsEmpty());
+  EXPECT_EQ(LogCount("lease lost while cut off from the directory: stopping zone"), 1);
+}
+
 // Each confirmed renewal moves the local deadline to (send time + granted TTL), so an outage
 // that starts later is measured from the last confirmation, not from the claim.
 TEST_F(ZoneLeaseKeeperTest, ConfirmedRenewalPushesTheFenceForward) {
@@ -401,6 +510,27 @@ TEST_F(ZoneLeaseKeeperTest, StartZoneFailureReleasesTheLease) {
   ASSERT_TRUE(b->Register().ok());
   b->Tick();
   EXPECT_THAT(b->held(), ElementsAre(Pair("crypt", 2u)));
+}
+
+// The directory lost its epochs (an empty Redis) while the store's zone fence kept the last
+// tenure's: the zone refuses to start at the stale epoch, the lease goes back, and the next pass
+// claims it again above the fence.
+TEST_F(ZoneLeaseKeeperTest, AStaleEpochIsClaimedAgainAboveTheDurableFence) {
+  FakeHost host;
+  host.durable_fence["town"] = 8;
+  ZoneLeaseKeeperOptions o = Options("A", "10.0.0.1:7000");
+  o.pool = {"town"};
+  auto a = Keeper(o, host);
+  ASSERT_TRUE(a->Register().ok());
+  a->Tick();
+  EXPECT_THAT(a->held(), IsEmpty());
+  EXPECT_THAT(host.hosting, IsEmpty());
+  EXPECT_FALSE(Owner("town").has_value()) << "the refused tenure's lease was released";
+  Advance(kTtlMs / 3);
+  a->Tick();
+  EXPECT_THAT(a->held(), ElementsAre(Pair("town", 9u)));
+  EXPECT_THAT(host.hosting, ElementsAre("town"));
+  EXPECT_EQ(Owner("town")->epoch, 9u);
 }
 
 TEST_F(ZoneLeaseKeeperTest, ReadoptionRestartsRenewal) {
@@ -513,6 +643,8 @@ class FencedHost final : public ZoneHosting {
  public:
   explicit FencedHost(directory::Directory& dir) : dir_(dir) {}
   Status StartZone(const std::string&, uint64_t) override { return Status::Ok(); }
+  void SuspendZone(const std::string&, const std::string&) override {}
+  Status ResumeZone(const std::string&, uint64_t) override { return Status::Ok(); }
   void StopZone(const std::string& zone, const std::string& why) override {
     auto owner = dir_.OwnerOfZone(zone);
     std::lock_guard lock(mu_);

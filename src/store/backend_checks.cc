@@ -1,9 +1,11 @@
 #include "backend_checks.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
 #include "telos/base/limits.h"
+#include "telos/store/character_store.h"
 
 namespace telos::store {
 namespace {
@@ -33,6 +35,8 @@ Status CheckCharacterContent(const CharacterRecord& record) {
   TELOS_RETURN_IF_ERROR(ValidateCharacterName(record.name));
   TELOS_RETURN_IF_ERROR(CheckBytes("zone_id", record.zone_id, limits::kZoneIdBytesMax));
   TELOS_RETURN_IF_ERROR(CheckBytes("room_id", record.room_id, limits::kRoomIdBytesMax));
+  TELOS_RETURN_IF_ERROR(CheckBytes("writer_shard", record.writer_shard, kShardIdBytesMax));
+  if (record.zone_lease_epoch < 0) return Status::InvalidArgument("zone_lease_epoch is negative");
   return CheckBytes("state_json", record.state_json, limits::kCharacterStateBytesMax);
 }
 
@@ -49,7 +53,23 @@ Status CheckSaveArgs(const CharacterRecord& record, int64_t expected_state_versi
     return Status::InvalidArgument("expected_state_version must be at least 1");
   }
   if (writer_owner_epoch < 0) return Status::InvalidArgument("writer_owner_epoch is negative");
+  if (record.zone_lease_epoch > 0 && record.zone_id.empty()) {
+    return Status::InvalidArgument("a save with a zone_lease_epoch must name its zone_id");
+  }
   return Status::Ok();
+}
+
+Status CheckRaiseZoneFenceArgs(std::string_view zone, int64_t lease_epoch, std::string_view shard) {
+  if (zone.empty()) return Status::InvalidArgument("the zone of a zone fence is empty");
+  TELOS_RETURN_IF_ERROR(CheckBytes("the zone", zone, limits::kZoneIdBytesMax));
+  TELOS_RETURN_IF_ERROR(CheckBytes("the shard", shard, kShardIdBytesMax));
+  if (lease_epoch < 1) return Status::InvalidArgument("a zone lease_epoch must be at least 1");
+  return Status::Ok();
+}
+
+Result<int64_t> CheckListZoneWritesArgs(int64_t after_id, size_t limit) {
+  if (after_id < 0) return Status::InvalidArgument("after_id is negative");
+  return static_cast<int64_t>(std::min(limit, kZoneWritesListMax));
 }
 
 CharacterRecord NewCharacterRow(const CharacterRecord& record, int64_t now_ms) {
@@ -75,6 +95,14 @@ Status Fenced(std::string_view name, int64_t row_epoch, int64_t writer_epoch) {
   return Status::FailedPrecondition("fenced: " + Quoted(name) + " is owned at owner_epoch " +
                                     std::to_string(row_epoch) + ", above this writer's " +
                                     std::to_string(writer_epoch));
+}
+
+Status ZoneFenced(std::string_view name, std::string_view zone, int64_t fence_epoch,
+                  int64_t writer_epoch) {
+  return Status::FailedPrecondition(
+      "zone fenced: zone " + Quoted(zone) + " is fenced at lease_epoch " +
+      std::to_string(fence_epoch) + ", above the lease_epoch " + std::to_string(writer_epoch) +
+      " this save of " + Quoted(name) + " carries; a newer tenure of the zone has begun");
 }
 
 Status StaleStateVersion(std::string_view name, int64_t row_version, int64_t expected_version) {

@@ -34,15 +34,24 @@ std::string Quoted(std::string_view name);
 
 // --------------------------------------------------------------------------------- characters
 
-// The name and the size-bounded fields of a record that is created or saved.
+// The name and the size-bounded fields of a record that is created or saved, and a
+// zone_lease_epoch that is not negative.
 Status CheckCharacterContent(const CharacterRecord& record);
 
 // The arguments of CharacterStore::ClaimOwnership.
 Status CheckClaimArgs(std::string_view name, int64_t directory_epoch);
 
-// The arguments of CharacterStore::Save: the record's content, then the two fences.
+// The arguments of CharacterStore::Save: the record's content, then the fences (a leased save
+// must name its zone).
 Status CheckSaveArgs(const CharacterRecord& record, int64_t expected_state_version,
                      int64_t writer_owner_epoch);
+
+// The arguments of CharacterStore::RaiseZoneFence.
+Status CheckRaiseZoneFenceArgs(std::string_view zone, int64_t lease_epoch, std::string_view shard);
+
+// The after_id of CharacterStore::ListZoneWrites; returns the row count to ask the database
+// for: min(limit, kZoneWritesListMax).
+Result<int64_t> CheckListZoneWritesArgs(int64_t after_id, size_t limit);
 
 // The row CharacterStore::Create writes for `record`: state_version 1, owner_epoch 0, created
 // and updated at now_ms; the other fields as given.
@@ -56,6 +65,11 @@ Status TooManyCharacters(int64_t account_id);
 
 // FailedPrecondition: a save by a writer whose owner_epoch is below the row's (a zombie).
 Status Fenced(std::string_view name, int64_t row_epoch, int64_t writer_epoch);
+
+// FailedPrecondition ("zone fenced"): the fence of `zone` is at fence_epoch, above the
+// zone_lease_epoch the save of `name` carried: a newer tenure of the zone has begun.
+Status ZoneFenced(std::string_view name, std::string_view zone, int64_t fence_epoch,
+                  int64_t writer_epoch);
 
 // Conflict: the row's state_version is not the one the writer read; it must re-read and rebase.
 Status StaleStateVersion(std::string_view name, int64_t row_version, int64_t expected_version);

@@ -109,13 +109,9 @@ class PostgresBackend final : public StoreBackend {
   // Null (after recording a failure) when the store cannot be opened.
   static std::unique_ptr<StoreBackend> Make(const Clock& clock) {
     auto backend = std::make_unique<PostgresBackend>();
-    if (backend->schema_.url().empty()) return nullptr;
-    auto opened = PostgresStore::Open(backend->schema_.Options(), clock);
-    if (!opened.ok()) {
-      ADD_FAILURE() << opened.status().ToString();
-      return nullptr;
-    }
-    backend->store_ = std::move(opened).value();
+    backend->schema_ = std::make_unique<ScratchSchema>();
+    if (backend->schema_->url().empty()) return nullptr;
+    if (!backend->Open(backend->schema_->Options(), clock)) return nullptr;
     return backend;
   }
   ~PostgresBackend() override { store_.reset(); }  // disconnect before the schema is dropped
@@ -123,9 +119,29 @@ class PostgresBackend final : public StoreBackend {
   CharacterStore& characters() override { return store_->characters(); }
   AccountStore& accounts() override { return store_->accounts(); }
   MailStore& mail() override { return store_->mail(); }
+  std::unique_ptr<StoreBackend> OpenPeer(const Clock& clock, bool record_zone_writes) override {
+    auto peer = std::make_unique<PostgresBackend>();
+    PostgresStoreOptions options = options_;
+    options.record_zone_writes = record_zone_writes;
+    if (!peer->Open(options, clock)) return nullptr;
+    return peer;
+  }
 
  private:
-  ScratchSchema schema_;
+  // False (after recording a failure) when the store cannot be opened.
+  bool Open(const PostgresStoreOptions& options, const Clock& clock) {
+    options_ = options;
+    auto opened = PostgresStore::Open(options, clock);
+    if (!opened.ok()) {
+      ADD_FAILURE() << opened.status().ToString();
+      return false;
+    }
+    store_ = std::move(opened).value();
+    return true;
+  }
+
+  std::unique_ptr<ScratchSchema> schema_;  // null in a peer, which borrows another's schema
+  PostgresStoreOptions options_;
   std::unique_ptr<PostgresStore> store_;
 };
 
@@ -283,8 +299,66 @@ TEST_F(PostgresStoreTest, MigratesAnEmptySchemaToTheLatest) {
             "0001_accounts_and_characters.sql");
   // The tables live in the store's schema, not in public.
   EXPECT_EQ(Query("SELECT count(*) FROM information_schema.tables WHERE table_schema = '" +
-                  schema_.name() + "' AND table_name IN ('accounts', 'characters', 'mail')"),
-            "3");
+                  schema_.name() +
+                  "' AND table_name IN ('accounts', 'characters', 'mail', 'zone_fences', "
+                  "'zone_writes')"),
+            "5");
+}
+
+TEST_F(PostgresStoreTest, AZoneFenceRecordsWhoRaisedItAndWhen) {
+  ASSERT_FALSE(schema_.url().empty());
+  auto store = Open();
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  CharacterStore& characters = (*store)->characters();
+  ASSERT_EQ(*characters.RaiseZoneFence("town", 3, "shard-a"), 3);
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_EQ(*characters.RaiseZoneFence("town", 5, "shard-b"), 5);
+  const std::string fence_sql = "SELECT shard_id || '@' || updated_at_ms FROM " +
+                                InSchema("zone_fences") + " WHERE zone_id = 'town'";
+  const std::string raised = Query(fence_sql);
+  clock_.Advance(std::chrono::seconds(1));
+  // Neither a stale raise nor a repeated one changes who raised it last.
+  ASSERT_EQ(*characters.RaiseZoneFence("town", 4, "shard-c"), 5);
+  ASSERT_EQ(*characters.RaiseZoneFence("town", 5, "shard-d"), 5);
+  EXPECT_EQ(Query(fence_sql), raised);
+  EXPECT_EQ(raised.substr(0, 8), "shard-b@");
+}
+
+TEST_F(PostgresStoreTest, ALeasedSaveInFlightHoldsOffARaise) {
+  ASSERT_FALSE(schema_.url().empty());
+  auto store = Open();
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  CharacterStore& characters = (*store)->characters();
+  ASSERT_EQ(*characters.RaiseZoneFence("town", 5, "shard-a"), 5);
+  // A side session stands for a leased save of tenure 5 between its fence check and its
+  // commit: it holds the fence row as the store's save does.
+  SideConnection save_in_flight(schema_.url());
+  save_in_flight.Query("BEGIN");
+  EXPECT_EQ(save_in_flight.Query("SELECT lease_epoch FROM " + InSchema("zone_fences") +
+                                 " WHERE zone_id = 'town' AND lease_epoch >= 5 FOR SHARE"),
+            "5");
+  std::atomic<bool> raised{false};
+  std::thread raiser([&] {
+    auto fence = characters.RaiseZoneFence("town", 6, "shard-b");
+    EXPECT_TRUE(fence.ok()) << fence.status().ToString();
+    if (fence.ok()) {
+      EXPECT_EQ(*fence, 6);
+    }
+    raised = true;
+  });
+  // The raise waits for the save to finish: poll until the server shows it blocked on the lock.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  bool waiting = false;
+  while (!waiting && std::chrono::steady_clock::now() < deadline) {
+    waiting = Query("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" +
+                    schema_.name() + "' AND wait_event_type = 'Lock'") == "1";
+    if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(waiting);
+  EXPECT_FALSE(raised.load());
+  save_in_flight.Query("COMMIT");
+  raiser.join();
+  EXPECT_TRUE(raised.load());
 }
 
 TEST_F(PostgresStoreTest, ReopeningKeepsDataAndAppliesNothingTwice) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -18,17 +19,33 @@ namespace {
 
 class SqliteBackend final : public StoreBackend {
  public:
-  explicit SqliteBackend(const Clock& clock) {
-    auto opened = SqliteStore::Open({.path = dir_.File("telos.db")}, clock);
-    RELEASE_ASSERT(opened.ok(), opened.status().ToString());
-    store_ = std::move(opened).value();
+  // A fresh database in a new temporary directory.
+  explicit SqliteBackend(const Clock& clock) : dir_(std::make_unique<TempDir>()) {
+    Open(dir_->File("telos.db"), clock, false);
   }
+  // A peer: another connection to the file at `path`, which some other backend owns.
+  SqliteBackend(const std::string& path, const Clock& clock, bool record_zone_writes) {
+    Open(path, clock, record_zone_writes);
+  }
+
   CharacterStore& characters() override { return store_->characters(); }
   AccountStore& accounts() override { return store_->accounts(); }
   MailStore& mail() override { return store_->mail(); }
+  std::unique_ptr<StoreBackend> OpenPeer(const Clock& clock, bool record_zone_writes) override {
+    return std::make_unique<SqliteBackend>(path_, clock, record_zone_writes);
+  }
 
  private:
-  TempDir dir_;
+  void Open(const std::string& path, const Clock& clock, bool record_zone_writes) {
+    path_ = path;
+    auto opened =
+        SqliteStore::Open({.path = path, .record_zone_writes = record_zone_writes}, clock);
+    RELEASE_ASSERT(opened.ok(), opened.status().ToString());
+    store_ = std::move(opened).value();
+  }
+
+  std::unique_ptr<TempDir> dir_;  // null in a peer
+  std::string path_;
   std::unique_ptr<SqliteStore> store_;
 };
 
@@ -201,6 +218,58 @@ TEST_F(SqliteStoreTest, MigrationsMustBeNumberedWithoutGaps) {
   auto conn = sqlite::Connection::Open(path_, 1'000, false);
   ASSERT_TRUE(conn.ok());
   EXPECT_EQ(sqlite::ApplyMigrations(**conn, gap, 0).status().code(), StatusCode::kInternal);
+}
+
+TEST_F(SqliteStoreTest, RowsFromBeforeTheZoneFenceReadAsUnleasedWrites) {
+  // A database at schema 3, before migration 0004 added the zone fence, holding one character.
+  {
+    auto conn = sqlite::Connection::Open(path_, 1'000, false);
+    ASSERT_TRUE(conn.ok());
+    auto v3 = sqlite::ApplyMigrations(**conn, sqlite::EmbeddedMigrations().first(3), 1);
+    ASSERT_TRUE(v3.ok()) << v3.status().ToString();
+    ASSERT_TRUE((*conn)
+                    ->Exec("INSERT INTO accounts (name_key, display_name, password_hash, "
+                           "created_at_ms) VALUES ('alice', 'alice', '$argon2id$x', 0);"
+                           "INSERT INTO characters (name_key, display_name, account_id, "
+                           "state_version, owner_epoch, zone_id, room_id, state_json, "
+                           "created_at_ms, updated_at_ms) VALUES ('aldric', 'Aldric', 1, 4, 2, "
+                           "'town', 'town.bank', '{}', 10, 20)",
+                           "test")
+                    .ok());
+  }
+  auto store = Open();
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ((*store)->schema_version(), SqliteSchemaVersionKnown());
+  auto loaded = (*store)->characters().Load("Aldric");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->state_version, 4);
+  EXPECT_EQ(loaded->zone_id, "town");
+  EXPECT_EQ(loaded->writer_shard, "");
+  EXPECT_EQ(loaded->zone_lease_epoch, 0);
+  // And it saves under the new fence like any other row.
+  CharacterRecord next = *loaded;
+  next.writer_shard = "shard-a";
+  next.zone_lease_epoch = 3;
+  EXPECT_EQ(*(*store)->characters().Save(next, 4, 2), 5);
+  EXPECT_EQ(QueryText(path_, "SELECT lease_epoch FROM zone_fences WHERE zone_id = 'town'"), "3");
+}
+
+TEST_F(SqliteStoreTest, AZoneFenceRecordsWhoRaisedItAndWhen) {
+  auto store = Open();
+  ASSERT_TRUE(store.ok());
+  CharacterStore& characters = (*store)->characters();
+  ASSERT_EQ(*characters.RaiseZoneFence("town", 3, "shard-a"), 3);
+  clock_.Advance(std::chrono::seconds(1));
+  ASSERT_EQ(*characters.RaiseZoneFence("town", 5, "shard-b"), 5);
+  const std::string raised_ms =
+      QueryText(path_, "SELECT updated_at_ms FROM zone_fences WHERE zone_id = 'town'");
+  clock_.Advance(std::chrono::seconds(1));
+  // Neither a stale raise nor a repeated one changes who raised it last.
+  ASSERT_EQ(*characters.RaiseZoneFence("town", 4, "shard-c"), 5);
+  ASSERT_EQ(*characters.RaiseZoneFence("town", 5, "shard-d"), 5);
+  EXPECT_EQ(QueryText(path_, "SELECT shard_id FROM zone_fences WHERE zone_id = 'town'"), "shard-b");
+  EXPECT_EQ(QueryText(path_, "SELECT updated_at_ms FROM zone_fences WHERE zone_id = 'town'"),
+            raised_ms);
 }
 
 TEST_F(SqliteStoreTest, TwoStoresOnOneFileSeeEachOthersWrites) {

@@ -5,8 +5,9 @@
 // A backend joins by providing a StoreBackendFactory and instantiating the suite:
 //   INSTANTIATE_TEST_SUITE_P(Sqlite, StoreConformanceTest,
 //                            ::testing::Values(SqliteBackendFactory()), BackendName);
-// Each test gets a fresh, empty backend from the factory and a ManualClock it must use for
-// timestamps.
+// Each test gets a fresh, empty backend from the factory (zone-write recording off) and a
+// ManualClock it must use for timestamps. A test that needs a second writer, or the write
+// history, opens a peer: another store on the same database with its own connection.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "telos/base/clock.h"
 #include "telos/store/account_store.h"
@@ -32,6 +34,10 @@ class StoreBackend {
   virtual CharacterStore& characters() = 0;
   virtual AccountStore& accounts() = 0;
   virtual MailStore& mail() = 0;
+  // Another store on the same database with its own connection, as a second process would open
+  // it, with zone-write recording on or off. It borrows this backend's database, so it must be
+  // destroyed before this backend. Null (after recording a failure) when it cannot be opened.
+  virtual std::unique_ptr<StoreBackend> OpenPeer(const Clock& clock, bool record_zone_writes) = 0;
 };
 
 struct StoreBackendFactory {
@@ -85,8 +91,17 @@ class StoreConformanceTest : public ::testing::TestWithParam<StoreBackendFactory
     return created.ok() ? *created : CharacterRecord{};
   }
 
+  // A peer of the backend (see StoreBackend::OpenPeer), destroyed with the fixture before it.
+  StoreBackend* Peer(bool record_zone_writes) {
+    peers_.push_back(backend_->OpenPeer(clock_, record_zone_writes));
+    return peers_.back().get();
+  }
+
+  void TearDown() override { peers_.clear(); }
+
   ManualClock clock_;
   std::unique_ptr<StoreBackend> backend_;
+  std::vector<std::unique_ptr<StoreBackend>> peers_;  // declared after backend_: destroyed first
 };
 
 }  // namespace telos::store

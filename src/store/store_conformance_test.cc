@@ -2,9 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "store_conformance.h"
@@ -225,6 +231,419 @@ CONFORMANCE_TEST(ConcurrentRebasingWritersLoseNoUpdate) {
   }
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(characters().Load("Aldric")->state_version, 1 + kThreads * kSavesEach);
+}
+
+// ------------------------------------------------------------ the zone fence (third fence)
+
+// A copy of `record` as a save of `zone` by `shard` at `lease_epoch` would carry it.
+CharacterRecord InZone(CharacterRecord record, std::string zone, std::string shard,
+                       int64_t lease_epoch) {
+  record.zone_id = std::move(zone);
+  record.writer_shard = std::move(shard);
+  record.zone_lease_epoch = lease_epoch;
+  return record;
+}
+
+bool Contains(const Status& status, std::string_view text) {
+  return status.message().find(text) != std::string::npos;
+}
+
+// The fence of `zone` as stored, read without raising it (1 is the lowest fence a raise
+// stores, so a raise to 1 never changes a fence that exists).
+int64_t FenceOf(CharacterStore& store, std::string_view zone) {
+  auto fence = store.RaiseZoneFence(zone, 1, "reader");
+  EXPECT_TRUE(fence.ok()) << fence.status().ToString();
+  return fence.ok() ? *fence : -1;
+}
+
+CONFORMANCE_TEST(WriterShardAndZoneLeaseEpochRoundTrip) {
+  const int64_t account = NewAccount("alice");
+  const CharacterRecord plain = MustCreate("Aldric", account);
+  EXPECT_EQ(plain.writer_shard, "");
+  EXPECT_EQ(plain.zone_lease_epoch, 0);
+  EXPECT_EQ(*characters().Load("Aldric"), plain);
+
+  // Create stores what it is given, without judging any fence.
+  auto given = characters().Create(InZone(Draft("Brenna", account), "town", "shard-a", 3));
+  ASSERT_TRUE(given.ok()) << given.status().ToString();
+  EXPECT_EQ(given->writer_shard, "shard-a");
+  EXPECT_EQ(given->zone_lease_epoch, 3);
+  EXPECT_EQ(*characters().Load("brenna"), *given);
+
+  // Save writes both; Load, ListByAccount and ClaimOwnership return them.
+  const int64_t epoch = characters().ClaimOwnership("Aldric", 0)->owner_epoch;
+  const CharacterRecord next = InZone(Draft("Aldric", account), "forest", "shard-b", 7);
+  ASSERT_EQ(*characters().Save(next, 1, epoch), 2);
+  auto loaded = characters().Load("Aldric");
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->zone_id, "forest");
+  EXPECT_EQ(loaded->writer_shard, "shard-b");
+  EXPECT_EQ(loaded->zone_lease_epoch, 7);
+  auto listed = characters().ListByAccount(account);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ((*listed)[0], *loaded);
+  auto claimed = characters().ClaimOwnership("Aldric", 0);
+  ASSERT_TRUE(claimed.ok());
+  EXPECT_EQ(claimed->writer_shard, "shard-b");
+  EXPECT_EQ(claimed->zone_lease_epoch, 7);
+
+  // An unleased save (the lobby) records itself as such.
+  ASSERT_EQ(*characters().Save(InZone(*claimed, "lobby", "shard-c", 0), 2, claimed->owner_epoch),
+            3);
+  EXPECT_EQ(characters().Load("Aldric")->writer_shard, "shard-c");
+  EXPECT_EQ(characters().Load("Aldric")->zone_lease_epoch, 0);
+}
+
+CONFORMANCE_TEST(RaiseZoneFenceRaisesNeverLowersAndValidates) {
+  EXPECT_EQ(*characters().RaiseZoneFence("town", 3, "shard-a"), 3);
+  EXPECT_EQ(*characters().RaiseZoneFence("town", 5, "shard-b"), 5);
+  // A stale tenure learns that it is stale: the stored fence is above its epoch.
+  EXPECT_EQ(*characters().RaiseZoneFence("town", 4, "shard-c"), 5);
+  EXPECT_EQ(*characters().RaiseZoneFence("town", 5, "shard-b"), 5);
+  // Zones are independent.
+  EXPECT_EQ(*characters().RaiseZoneFence("forest", 1, "shard-a"), 1);
+  const std::string longest(limits::kZoneIdBytesMax, 'z');
+  EXPECT_EQ(*characters().RaiseZoneFence(longest, 9, ""), 9);
+
+  for (const auto& [zone, epoch, shard] :
+       std::vector<std::tuple<std::string, int64_t, std::string>>{
+           {"", 1, "shard-a"},
+           {longest + "z", 1, "shard-a"},
+           {"town", 0, "shard-a"},
+           {"town", -6, "shard-a"},
+           {"town", 9, std::string(kShardIdBytesMax + 1, 's')}}) {
+    EXPECT_EQ(characters().RaiseZoneFence(zone, epoch, shard).status().code(),
+              StatusCode::kInvalidArgument)
+        << zone << " " << epoch;
+  }
+  EXPECT_EQ(FenceOf(characters(), "town"), 5);
+}
+
+CONFORMANCE_TEST(LeasedSaveAtTheFencePassesAndBelowItIsZoneFenced) {
+  const int64_t account = NewAccount("alice");
+  MustCreate("Aldric", account);
+  const int64_t epoch = characters().ClaimOwnership("Aldric", 0)->owner_epoch;
+  ASSERT_EQ(*characters().RaiseZoneFence("town", 5, "shard-b"), 5);
+
+  CharacterRecord current = InZone(Draft("Aldric", account), "town", "shard-b", 5);
+  current.state_json = "tenure 5";
+  ASSERT_EQ(*characters().Save(current, 1, epoch), 2);
+  const CharacterRecord before = *characters().Load("Aldric");
+  EXPECT_EQ(before.state_json, "tenure 5");
+
+  // The old tenure (a paused shard that woke up) is refused, at the current version too.
+  CharacterRecord zombie = InZone(Draft("Aldric", account), "town", "shard-a", 4);
+  zombie.state_json = "tenure 4";
+  auto refused = characters().Save(zombie, 2, epoch);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(IsFenced(refused.status()));
+  EXPECT_TRUE(IsZoneFenced(refused.status()));
+  EXPECT_TRUE(Contains(refused.status(), "zone fenced")) << refused.status().ToString();
+  EXPECT_TRUE(Contains(refused.status(), "'town'")) << refused.status().ToString();
+  EXPECT_TRUE(Contains(refused.status(), "lease_epoch 5")) << refused.status().ToString();
+  EXPECT_TRUE(Contains(refused.status(), "lease_epoch 4")) << refused.status().ToString();
+  EXPECT_EQ(*characters().Load("Aldric"), before);
+  EXPECT_EQ(FenceOf(characters(), "town"), 5);
+
+  // A save that would raise the fence but fails on another fence leaves the fence alone.
+  auto conflict =
+      characters().Save(InZone(Draft("Aldric", account), "town", "shard-c", 9), 1, epoch);
+  EXPECT_EQ(conflict.status().code(), StatusCode::kConflict) << conflict.status().ToString();
+  auto owner_fenced =
+      characters().Save(InZone(Draft("Aldric", account), "town", "shard-c", 9), 2, epoch - 1);
+  EXPECT_EQ(owner_fenced.status().code(), StatusCode::kFailedPrecondition);
+  auto gone = characters().Save(InZone(Draft("Ghost", account), "town", "shard-c", 9), 1, epoch);
+  EXPECT_EQ(gone.status().code(), StatusCode::kNotFound) << gone.status().ToString();
+  auto missing_zone =
+      characters().Save(InZone(Draft("Aldric", account), "", "shard-c", 9), 2, epoch);
+  EXPECT_EQ(missing_zone.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(*characters().Load("Aldric"), before);
+  EXPECT_EQ(FenceOf(characters(), "town"), 5);
+
+  // A zone without a fence gets one from its first leased save.
+  ASSERT_EQ(*characters().Save(InZone(before, "forest", "shard-d", 2), 2, epoch), 3);
+  EXPECT_EQ(FenceOf(characters(), "forest"), 2);
+  EXPECT_EQ(FenceOf(characters(), "town"), 5);
+}
+
+CONFORMANCE_TEST(LeasedSaveAboveTheFenceRaisesIt) {
+  const int64_t account = NewAccount("alice");
+  MustCreate("Aldric", account);
+  const int64_t epoch = characters().ClaimOwnership("Aldric", 0)->owner_epoch;
+  ASSERT_EQ(*characters().RaiseZoneFence("town", 5, "shard-a"), 5);
+  ASSERT_EQ(*characters().Save(InZone(Draft("Aldric", account), "town", "shard-b", 7), 1, epoch),
+            2);
+  EXPECT_EQ(FenceOf(characters(), "town"), 7);
+  // The tenure whose raise was overtaken is stale from then on.
+  EXPECT_EQ(*characters().RaiseZoneFence("town", 6, "shard-c"), 7);
+  auto stale = characters().Save(InZone(Draft("Aldric", account), "town", "shard-a", 5), 2, epoch);
+  EXPECT_TRUE(IsZoneFenced(stale.status())) << stale.status().ToString();
+  auto loaded = characters().Load("Aldric");
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->state_version, 2);
+  EXPECT_EQ(loaded->writer_shard, "shard-b");
+  EXPECT_EQ(loaded->zone_lease_epoch, 7);
+}
+
+CONFORMANCE_TEST(UnleasedSavesIgnoreZoneFences) {
+  const int64_t account = NewAccount("alice");
+  MustCreate("Aldric", account);
+  const int64_t epoch = characters().ClaimOwnership("Aldric", 0)->owner_epoch;
+  ASSERT_EQ(*characters().RaiseZoneFence("town", 5, "shard-a"), 5);
+  // zone_lease_epoch 0: an unleased zone or a write from outside any zone; neither judged nor
+  // raised, whatever the zone.
+  ASSERT_EQ(*characters().Save(InZone(Draft("Aldric", account), "town", "shard-x", 0), 1, epoch),
+            2);
+  ASSERT_EQ(*characters().Save(InZone(Draft("Aldric", account), "", "", 0), 2, epoch), 3);
+  EXPECT_EQ(FenceOf(characters(), "town"), 5);
+  EXPECT_EQ(characters().Load("Aldric")->zone_lease_epoch, 0);
+
+  // Bad fence arguments are refused before anything is judged.
+  CharacterRecord bad = InZone(Draft("Aldric", account), "town", "shard-a", -1);
+  EXPECT_EQ(characters().Save(bad, 3, epoch).status().code(), StatusCode::kInvalidArgument);
+  bad = InZone(Draft("Aldric", account), "town", std::string(kShardIdBytesMax + 1, 's'), 5);
+  EXPECT_EQ(characters().Save(bad, 3, epoch).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(characters().Create(InZone(Draft("Brenna", account), "town", "s", -1)).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+CONFORMANCE_TEST(VerdictOrderIsOwnerThenZoneThenVersion) {
+  const int64_t account = NewAccount("alice");
+  MustCreate("Aldric", account);
+  const int64_t old_epoch = characters().ClaimOwnership("Aldric", 0)->owner_epoch;
+  const int64_t new_epoch = characters().ClaimOwnership("Aldric", 0)->owner_epoch;
+  ASSERT_EQ(*characters().RaiseZoneFence("town", 5, "shard-b"), 5);
+  const CharacterRecord before = *characters().Load("Aldric");
+  const CharacterRecord stale_zone = InZone(Draft("Aldric", account), "town", "shard-a", 4);
+
+  // All three fail: the owner fence is reported, as it always was.
+  auto all = characters().Save(stale_zone, 7, old_epoch);
+  EXPECT_EQ(all.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Contains(all.status(), "fenced")) << all.status().ToString();
+  EXPECT_FALSE(IsZoneFenced(all.status())) << all.status().ToString();
+  // The owner fence alone, with the zone fence holding.
+  auto owner = characters().Save(InZone(stale_zone, "town", "shard-b", 5), 1, old_epoch);
+  EXPECT_TRUE(IsFenced(owner.status()));
+  EXPECT_FALSE(IsZoneFenced(owner.status())) << owner.status().ToString();
+  // Zone and version fail: the zone fence wins, a stale tenure is never told to rebase.
+  auto zone = characters().Save(stale_zone, 7, new_epoch);
+  EXPECT_TRUE(IsZoneFenced(zone.status())) << zone.status().ToString();
+  // Only the version fails.
+  auto version = characters().Save(InZone(stale_zone, "town", "shard-b", 5), 7, new_epoch);
+  EXPECT_EQ(version.status().code(), StatusCode::kConflict) << version.status().ToString();
+
+  EXPECT_EQ(*characters().Load("Aldric"), before);
+  EXPECT_EQ(FenceOf(characters(), "town"), 5);
+}
+
+CONFORMANCE_TEST(ZoneWritesAreRecordedInOrderWhenEnabled) {
+  StoreBackend* recorder = Peer(/*record_zone_writes=*/true);
+  ASSERT_NE(recorder, nullptr);
+  CharacterStore& store = recorder->characters();
+  const int64_t account = NewAccount("alice");
+  MustCreate("Aldric", account);
+  MustCreate("Brenna", account);
+  const int64_t aldric = store.ClaimOwnership("Aldric", 0)->owner_epoch;
+  const int64_t brenna = store.ClaimOwnership("Brenna", 0)->owner_epoch;
+  EXPECT_TRUE(store.ListZoneWrites(0, 100)->empty());
+
+  const int64_t t0 = UnixMs(clock_);
+  ASSERT_TRUE(store.Save(InZone(Draft("Aldric", account), "town", "shard-a", 1), 1, aldric).ok());
+  clock_.Advance(std::chrono::milliseconds(10));
+  ASSERT_TRUE(store.Save(InZone(Draft("Brenna", account), "town", "shard-a", 1), 1, brenna).ok());
+  clock_.Advance(std::chrono::milliseconds(10));
+  ASSERT_EQ(*store.RaiseZoneFence("town", 2, "shard-b"), 2);
+  ASSERT_TRUE(store.Save(InZone(Draft("Aldric", account), "town", "shard-b", 2), 2, aldric).ok());
+  // Neither an unleased save nor a refused one is recorded.
+  ASSERT_TRUE(store.Save(InZone(Draft("Brenna", account), "lobby", "shard-b", 0), 2, brenna).ok());
+  EXPECT_FALSE(store.Save(InZone(Draft("Brenna", account), "town", "shard-a", 1), 3, brenna).ok());
+  EXPECT_FALSE(store.Save(InZone(Draft("Brenna", account), "town", "shard-b", 2), 1, brenna).ok());
+
+  auto writes = store.ListZoneWrites(0, 100);
+  ASSERT_TRUE(writes.ok()) << writes.status().ToString();
+  ASSERT_EQ(writes->size(), 3u);
+  const std::vector<ZoneWrite> expected = {
+      {.id = (*writes)[0].id,
+       .zone = "town",
+       .lease_epoch = 1,
+       .shard = "shard-a",
+       .name_key = "aldric",
+       .state_version = 2,
+       .written_at_ms = t0},
+      {.id = (*writes)[1].id,
+       .zone = "town",
+       .lease_epoch = 1,
+       .shard = "shard-a",
+       .name_key = "brenna",
+       .state_version = 2,
+       .written_at_ms = t0 + 10},
+      {.id = (*writes)[2].id,
+       .zone = "town",
+       .lease_epoch = 2,
+       .shard = "shard-b",
+       .name_key = "aldric",
+       .state_version = 3,
+       .written_at_ms = t0 + 20},
+  };
+  EXPECT_EQ(*writes, expected);
+  EXPECT_GT((*writes)[0].id, 0);
+  EXPECT_LT((*writes)[0].id, (*writes)[1].id);
+  EXPECT_LT((*writes)[1].id, (*writes)[2].id);
+
+  // Paging, and the same history through the other connection.
+  auto page = store.ListZoneWrites((*writes)[0].id, 1);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->size(), 1u);
+  EXPECT_EQ((*page)[0], expected[1]);
+  EXPECT_TRUE(store.ListZoneWrites((*writes)[2].id, 100)->empty());
+  EXPECT_TRUE(store.ListZoneWrites(0, 0)->empty());
+  EXPECT_EQ(*characters().ListZoneWrites(0, 100), expected);
+  EXPECT_EQ(store.ListZoneWrites(-1, 10).status().code(), StatusCode::kInvalidArgument);
+}
+
+CONFORMANCE_TEST(ZoneWritesAreNotRecordedWhenDisabled) {
+  const int64_t account = NewAccount("alice");
+  MustCreate("Aldric", account);
+  const int64_t epoch = characters().ClaimOwnership("Aldric", 0)->owner_epoch;
+  ASSERT_TRUE(
+      characters().Save(InZone(Draft("Aldric", account), "town", "shard-a", 1), 1, epoch).ok());
+  ASSERT_TRUE(
+      characters().Save(InZone(Draft("Aldric", account), "town", "shard-a", 2), 2, epoch).ok());
+  auto writes = characters().ListZoneWrites(0, 100);
+  ASSERT_TRUE(writes.ok()) << writes.status().ToString();
+  EXPECT_TRUE(writes->empty());
+}
+
+// Two shards fight over one zone, each on its own connection: a writer takes a tenure (a fresh
+// epoch from a shared counter, raised before it saves), saves until it is fenced or has saved
+// enough, then takes another. Right after each raise it also replays a save of its previous
+// tenure, as a shard paused past its lease would on waking with saves queued; its own raise has
+// already fenced that one, so it must be refused every time. No save may succeed below a fence
+// whose raise had returned before the save began, and the history must show the tenures in
+// epoch order.
+CONFORMANCE_TEST(ConcurrentTenuresNeverSaveBelowTheFence) {
+  constexpr int kWriters = 2;
+  constexpr int kTenuresEach = 12;
+  constexpr int kSaveAttemptsPerTenure = 4;
+  const std::vector<std::string> names = {"Aldric", "Brenna"};
+  const int64_t account = NewAccount("alice");
+  int64_t owner_epoch = 0;
+  for (const std::string& name : names) {
+    MustCreate(name, account);
+    // One owner for both shards, so only the zone fence and the version can refuse a save.
+    owner_epoch = characters().ClaimOwnership(name, 0)->owner_epoch;
+  }
+  std::vector<CharacterStore*> stores;
+  for (int w = 0; w < kWriters; ++w) {
+    StoreBackend* peer = Peer(/*record_zone_writes=*/true);
+    ASSERT_NE(peer, nullptr);
+    stores.push_back(&peer->characters());
+  }
+
+  std::atomic<int64_t> next_epoch{0};
+  std::atomic<int64_t> highest_raised{0};  // the highest fence a returned raise reported
+  std::atomic<int> ready{0};
+  std::mutex mu;
+  std::map<int64_t, std::string> shard_of_epoch;  // GUARDED_BY(mu)
+  std::vector<std::string> violations;            // GUARDED_BY(mu)
+  std::vector<int> saved(kWriters, 0);
+  std::vector<int> zombies_refused(kWriters, 0);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] {
+      CharacterStore& store = *stores[static_cast<size_t>(w)];
+      const std::string shard = "shard-" + std::to_string(w);
+      const auto fail = [&](std::string what) {
+        std::lock_guard lock(mu);
+        violations.push_back(shard + ": " + std::move(what));
+      };
+      // One save attempt of `name` at `epoch`; returns its status.
+      const auto save = [&](const std::string& name, int64_t epoch) -> Status {
+        auto current = store.Load(name);
+        if (!current.ok()) return current.status();
+        CharacterRecord next = InZone(*current, "arena", shard, epoch);
+        next.state_json = shard + "@" + std::to_string(epoch);
+        const int64_t fence_before = highest_raised.load();
+        auto result = store.Save(next, current->state_version, owner_epoch);
+        if (!result.ok()) return result.status();
+        ++saved[static_cast<size_t>(w)];
+        if (epoch < fence_before) {
+          fail("a save at lease_epoch " + std::to_string(epoch) +
+               " succeeded after the fence reached " + std::to_string(fence_before));
+        }
+        return Status::Ok();
+      };
+      ready.fetch_add(1);
+      while (ready.load() < kWriters) std::this_thread::yield();
+      int64_t previous_epoch = 0;
+      for (int tenure = 0; tenure < kTenuresEach; ++tenure) {
+        const int64_t epoch = next_epoch.fetch_add(1) + 1;
+        {
+          std::lock_guard lock(mu);
+          shard_of_epoch[epoch] = shard;
+        }
+        auto fence = store.RaiseZoneFence("arena", epoch, shard);
+        if (!fence.ok()) return fail("raise failed: " + fence.status().ToString());
+        int64_t seen = highest_raised.load();
+        while (seen < *fence && !highest_raised.compare_exchange_weak(seen, *fence)) {
+        }
+        if (previous_epoch > 0) {
+          const Status zombie = save(names[0], previous_epoch);
+          if (!IsZoneFenced(zombie)) {
+            return fail("a save of the previous tenure was not zone fenced: " + zombie.ToString());
+          }
+          ++zombies_refused[static_cast<size_t>(w)];
+        }
+        previous_epoch = epoch;
+        if (*fence > epoch) continue;  // overtaken before it began
+        for (int attempt = 0; attempt < kSaveAttemptsPerTenure; ++attempt) {
+          const Status status = save(names[static_cast<size_t>(attempt) % names.size()], epoch);
+          if (IsZoneFenced(status)) break;  // overtaken: this tenure is over
+          if (!status.ok() && status.code() != StatusCode::kConflict) {
+            return fail("unexpected: " + status.ToString());
+          }
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const std::string& violation : violations) ADD_FAILURE() << violation;
+  for (int refused : zombies_refused) EXPECT_EQ(refused, kTenuresEach - 1);
+
+  // The history holds every successful save, in id order, never going back in epoch, each
+  // written by the shard that held that epoch.
+  auto writes = characters().ListZoneWrites(0, kZoneWritesListMax);
+  ASSERT_TRUE(writes.ok()) << writes.status().ToString();
+  const int total_saved = saved[0] + saved[1];
+  ASSERT_EQ(writes->size(), static_cast<size_t>(total_saved));
+  EXPECT_GT(total_saved, 0);
+  std::map<std::string, int64_t> last_version;
+  for (size_t i = 0; i < writes->size(); ++i) {
+    const ZoneWrite& write = (*writes)[i];
+    EXPECT_EQ(write.zone, "arena");
+    EXPECT_EQ(write.shard, shard_of_epoch[write.lease_epoch]) << write.lease_epoch;
+    if (i > 0) {
+      EXPECT_GT(write.id, (*writes)[i - 1].id);
+      EXPECT_GE(write.lease_epoch, (*writes)[i - 1].lease_epoch)
+          << "write " << write.id << " went back in epoch";
+    }
+    last_version[write.name_key] = write.state_version;
+  }
+  // Each row ends as its last recorded write left it.
+  for (const std::string& name : names) {
+    auto row = characters().Load(name);
+    ASSERT_TRUE(row.ok());
+    const auto found = last_version.find(NameKey(name));
+    if (found == last_version.end()) {
+      EXPECT_EQ(row->state_version, 1);
+      continue;
+    }
+    EXPECT_EQ(row->state_version, found->second);
+    EXPECT_EQ(row->state_json, row->writer_shard + "@" + std::to_string(row->zone_lease_epoch));
+  }
+  EXPECT_EQ(FenceOf(characters(), "arena"), next_epoch.load());
 }
 
 CONFORMANCE_TEST(AccountsRoundTripAndTrackLogins) {

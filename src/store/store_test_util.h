@@ -106,6 +106,14 @@ class FaultInjectingCharacterStore final : public CharacterStore {
     return inner_.Save(record, expected_state_version, writer_owner_epoch);
   }
 
+  Result<int64_t> RaiseZoneFence(std::string_view zone, int64_t lease_epoch,
+                                 std::string_view shard) override {
+    return inner_.RaiseZoneFence(zone, lease_epoch, shard);
+  }
+  Result<std::vector<ZoneWrite>> ListZoneWrites(int64_t after_id, size_t limit) override {
+    return inner_.ListZoneWrites(after_id, limit);
+  }
+
  private:
   CharacterStore& inner_;
   mutable std::mutex mu_;

@@ -126,13 +126,31 @@ Status WorldHost::AdmitLocked(PlayerTransfer transfer) {
 }
 
 Status WorldHost::Login(CharacterState state, std::shared_ptr<PlayerSink> sink) {
-  std::lock_guard<std::mutex> lock(mu_);
   std::string key = NameKey(state.name);
-  if (roster_.count(key) != 0) return Status::AlreadyExists(state.name + " is already online");
-  if (zones_.size() >= 1 && roster_.size() >= limits::kPlayersPerZoneMax * zones_.size()) {
-    return Status::ResourceExhausted("world is full");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (roster_.count(key) != 0) return Status::AlreadyExists(state.name + " is already online");
+    if (zones_.size() >= 1 && roster_.size() >= limits::kPlayersPerZoneMax * zones_.size()) {
+      return Status::ResourceExhausted("world is full");
+    }
+    Status admitted = AdmitLocked(PlayerTransfer{std::move(state), std::move(sink), {}, {}});
+    if (!admitted.ok()) return admitted;
   }
-  return AdmitLocked(PlayerTransfer{std::move(state), std::move(sink), {}, {}});
+  AnnounceUnreadMail(key);  // a mail port may answer inline: not under the roster lock
+  return Status::Ok();
+}
+
+void WorldHost::AnnounceUnreadMail(const std::string& name_key) {
+  if (deps_.mail == nullptr) return;
+  // Runs once the letters are listed (another thread); Notify takes the roster lock itself.
+  deps_.mail->List(name_key, [this, name_key](Result<std::vector<MailHeader>> letters) {
+    if (!letters.ok()) return;
+    const auto unread = std::count_if(letters->begin(), letters->end(),
+                                      [](const MailHeader& h) { return !h.read; });
+    if (unread == 0) return;
+    (void)Notify(name_key, "You have " + std::to_string(unread) + " unread letter" +
+                               (unread == 1 ? "" : "s") + ". Type 'mail' to list them.");
+  });
 }
 
 Status WorldHost::Admit(PlayerTransfer transfer) {
@@ -210,29 +228,54 @@ bool WorldHost::Transfer(PlayerTransfer& transfer) {
 }
 
 void WorldHost::Tell(const std::string& from, const std::string& to, const std::string& text) {
+  const std::string from_key = NameKey(from);
+  std::string target_name;
+  const Status delivered = DeliverTell(from, NameKey(to), text, &target_name);
+  if (delivered.ok()) {
+    (void)Notify(from_key, "You tell " + target_name + ", '" + text + "'");
+  } else if (delivered.code() != StatusCode::kNotFound) {
+    (void)Notify(from_key, target_name + " cannot hear you right now.");
+  } else if (comms_ != nullptr) {
+    // Not here: perhaps on another shard. The answer finds the sender wherever they are then.
+    comms_->Tell(from, to, text,
+                 [this, from_key](std::string answer) { (void)Notify(from_key, answer); });
+  } else {
+    (void)Notify(from_key, "Nobody called '" + to + "' is online.");
+  }
+}
+
+Status WorldHost::DeliverTell(const std::string& from, const std::string& to_key,
+                              const std::string& text, std::string* display_name) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string from_key = NameKey(from);
-  auto target = roster_.find(NameKey(to));
-  auto notify_sender = [&](const std::string& notice) {
-    auto sender = roster_.find(from_key);
-    if (sender == roster_.end()) return;
-    auto zone = zones_.find(sender->second.zone);
-    if (zone != zones_.end()) (void)zone->second->DeliverNotice(from_key, notice);
-  };
-  if (target == roster_.end()) {
-    notify_sender("Nobody called '" + to + "' is online.");
-    return;
-  }
+  auto target = roster_.find(to_key);
+  if (target == roster_.end()) return Status::NotFound("not online here");
+  *display_name = target->second.name;
   auto zone = zones_.find(target->second.zone);
-  if (zone == zones_.end() || !zone->second->DeliverTell(from, target->first, text).ok()) {
-    notify_sender(target->second.name + " cannot hear you right now.");
-    return;
-  }
-  notify_sender("You tell " + target->second.name + ", '" + text + "'");
+  if (zone == zones_.end()) return Status::Unavailable("in transit");
+  return zone->second->DeliverTell(from, target->first, text);
+}
+
+Status WorldHost::Notify(const std::string& name_key, const std::string& text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto player = roster_.find(name_key);
+  if (player == roster_.end()) return Status::NotFound("not online here");
+  auto zone = zones_.find(player->second.zone);
+  if (zone == zones_.end()) return Status::Unavailable("in transit");
+  return zone->second->DeliverNotice(name_key, text);
 }
 
 void WorldHost::Channel(const std::string& channel, const std::string& from,
                         const std::string& text) {
+  DeliverChannel(channel, from, text);
+  if (comms_ != nullptr && !comms_->Channel(channel, from, text)) {
+    (void)Notify(NameKey(from),
+                 "Only players on this shard heard that: the rest of the world cannot be reached "
+                 "right now.");
+  }
+}
+
+void WorldHost::DeliverChannel(const std::string& channel, const std::string& from,
+                               const std::string& text) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [id, zone] : zones_) (void)zone->DeliverChannel(channel, from, text);
 }

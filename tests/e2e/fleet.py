@@ -162,10 +162,13 @@ class Redis:
 class Fleet:
     """Processes of one fleet by name (account, world ids, gate ids), each a harness.Server."""
 
-    def __init__(self, binary, repo, label):
+    def __init__(self, binary, repo, label, redis_url=None, nats_url=None):
+        """`redis_url` and `nats_url` replace TELOS_REDIS and TELOS_NATS (a private server the
+        test may kill)."""
         self.binary = binary
         self.repo = os.path.abspath(repo)
-        self.redis_url = os.environ.get("TELOS_REDIS", "")
+        self.redis_url = redis_url or os.environ.get("TELOS_REDIS", "")
+        self.nats_url = nats_url or os.environ.get("TELOS_NATS", "")
         self.database_url = os.environ.get("TELOS_DATABASE_URL", "")
         if not self.redis_url or not self.database_url:
             raise AssertionError(
@@ -221,8 +224,8 @@ class Fleet:
             "TELOS_LOG_LEVEL": "info",
             "TELOS_CONNECTIONS_PER_ADDRESS_MAX": "100",
         }
-        if os.environ.get("TELOS_NATS"):
-            env["TELOS_NATS"] = os.environ["TELOS_NATS"]
+        if self.nats_url:
+            env["TELOS_NATS"] = self.nats_url
         return env
 
     def account_env(self, extra_env=None):

@@ -54,15 +54,15 @@ using Leases = std::map<std::string, LeaseRow, std::less<>>;
 
 // The lease rules, written once for zones and leaders.
 Result<LeaseGrant> LeaseClaim(Leases& leases, std::string_view key, std::string_view holder,
-                              int64_t ttl_ms, int64_t now_ms) {
+                              int64_t ttl_ms, int64_t now_ms, uint64_t min_epoch = 0) {
   LeaseRow& row = leases[std::string(key)];
   const bool live = Live(row, now_ms);
   if (live && row.owner != holder) {
     return Status::Conflict("held by " + row.owner + " for another " +
                             std::to_string(row.expires_ms - now_ms) + " ms");
   }
-  if (!live) {
-    row.epoch += 1;
+  if (!live || row.epoch < min_epoch) {
+    row.epoch = std::max(row.epoch + 1, min_epoch);
     row.owner = std::string(holder);
   }
   row.expires_ms = now_ms + ttl_ms;
@@ -225,12 +225,12 @@ Result<std::vector<ShardInfo>> MemoryDirectory::ListShards() {
 // ------------------------------------------------------------------ zone leases
 
 Result<LeaseGrant> MemoryDirectory::ClaimZone(std::string_view zone, std::string_view shard_id,
-                                              int64_t ttl_ms) {
+                                              int64_t ttl_ms, uint64_t min_epoch) {
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
   std::lock_guard lock(mu_);
-  return LeaseClaim(state_->zones, zone, shard_id, ttl_ms, NowMs());
+  return LeaseClaim(state_->zones, zone, shard_id, ttl_ms, NowMs(), min_epoch);
 }
 
 Result<LeaseGrant> MemoryDirectory::RenewZone(std::string_view zone, std::string_view shard_id,

@@ -299,12 +299,12 @@ Result<std::vector<ShardInfo>> RedisDirectory::ListShards() {
 // ------------------------------------------------------------------ zone leases
 
 Result<LeaseGrant> RedisDirectory::ClaimZone(std::string_view zone, std::string_view shard_id,
-                                             int64_t ttl_ms) {
+                                             int64_t ttl_ms, uint64_t min_epoch) {
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
   return ToGrant(Run(*conn_, internal::GetScripts().lease_claim, {Key(kZone, zone)},
-                     {std::string(shard_id), Num(ttl_ms)}));
+                     {std::string(shard_id), Num(ttl_ms), Num(min_epoch)}));
 }
 
 Result<LeaseGrant> RedisDirectory::RenewZone(std::string_view zone, std::string_view shard_id,

@@ -7,14 +7,7 @@
 // Each test works under its own random key namespace and deletes it afterwards.
 #include "telos/directory/redis_directory.h"
 
-#include <arpa/inet.h>
 #include <hiredis/hiredis.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -26,6 +19,7 @@
 
 #include "conformance_test.h"
 #include "telos/base/clock.h"
+#include "telos_testing/private_server.h"
 
 extern char** environ;
 
@@ -231,60 +225,13 @@ TEST(RedisDirectory, NamespacesDoNotCollide) {
 
 // ------------------------------------------------------------------ outage
 
-// A loopback port that was free a moment ago.
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  int port = -1;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
-
-// A throwaway redis-server child process that the test may kill, so the shared one is never
-// touched.
-class PrivateRedis {
- public:
-  explicit PrivateRedis(int port) : port_(port) {}
-  ~PrivateRedis() { Kill(); }
-
-  bool Start() {
-    const std::string port = std::to_string(port_);
-    std::vector<std::string> args = {"redis-server", "--port",      port,      "--bind",
-                                     "127.0.0.1",    "--save",      "",        "--appendonly",
-                                     "no",           "--loglevel",  "warning", "--logfile",
-                                     "/dev/null",    "--daemonize", "no"};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    return posix_spawnp(&pid_, "redis-server", nullptr, nullptr, argv.data(), environ) == 0;
-  }
-
-  void Kill() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGKILL);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
-
- private:
-  int port_;
-  pid_t pid_ = -1;
-};
-
 TEST(RedisDirectoryOutage, CallsReturnUnavailableWhileRedisIsDownThenRecover) {
-  const int port = FreePort();
+  const int port = ::telos::testing::FreeLoopbackPort();
   ASSERT_GT(port, 0);
-  PrivateRedis server(port);
+  ::telos::testing::PrivateServer server({"redis-server", "--port", std::to_string(port), "--bind",
+                                          "127.0.0.1", "--save", "", "--appendonly", "no",
+                                          "--loglevel", "warning", "--logfile", "/dev/null",
+                                          "--daemonize", "no"});
   ASSERT_TRUE(server.Start()) << "cannot start redis-server (is it installed?)";
 
   RedisOptions options;
@@ -356,7 +303,7 @@ TEST(RedisDirectoryOutage, CallsReturnUnavailableWhileRedisIsDownThenRecover) {
 
 TEST(RedisDirectoryOutage, NothingListeningIsUnavailableAtOnce) {
   RedisOptions options;
-  options.port = FreePort();
+  options.port = ::telos::testing::FreeLoopbackPort();
   ASSERT_GT(options.port, 0);
   options.key_namespace = RandomNamespace();
   SystemClock clock;

@@ -87,16 +87,18 @@ for i = 1, #rows, 2 do
 end
 return out
 )lua"},
-    // KEYS: lease. ARGV: holder, ttl_ms. Answer: ok, epoch, ttl_ms.
+    // KEYS: lease. ARGV: holder, ttl_ms, min_epoch (optional, 0: none). Answer: ok, epoch,
+    // ttl_ms.
     {&Scripts::lease_claim, "lease_claim", R"lua(
 local now = now_ms()
 local owner, exp, epoch = read_lease(KEYS[1])
 local live = owner ~= '' and exp > now
+local min_epoch = tonumber(ARGV[3] or '0')
 if live and owner ~= ARGV[1] then
   return {'conflict', 'held by ' .. owner .. ' for another ' .. fmt(exp - now) .. ' ms'}
 end
-if not live then
-  epoch = epoch + 1
+if not live or epoch < min_epoch then
+  epoch = math.max(epoch + 1, min_epoch)
 end
 local ttl = tonumber(ARGV[2])
 redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'exp', fmt(now + ttl), 'epoch', fmt(epoch))

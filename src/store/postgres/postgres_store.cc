@@ -41,7 +41,8 @@ class Database {
  public:
   Database(ConnectOptions connect, const PostgresStoreOptions& options, const Clock& clock,
            std::unique_ptr<Connection> conn)
-      : connect_(std::move(connect)),
+      : record_zone_writes(options.record_zone_writes),
+        connect_(std::move(connect)),
         backoff_initial_ms_(options.reconnect_backoff_initial_ms),
         backoff_max_ms_(options.reconnect_backoff_max_ms),
         clock_(clock),
@@ -94,6 +95,8 @@ class Database {
 
   // Serializes every use of conn_ and the reconnect state (see the class comment).
   std::mutex mu;
+  // PostgresStoreOptions::record_zone_writes.
+  const bool record_zone_writes;
 
  private:
   const ConnectOptions connect_;
@@ -110,7 +113,22 @@ class Database {
 
 #define TELOS_PG_CHARACTER_COLUMNS                                                       \
   "display_name, account_id, state_version, owner_epoch, zone_id, room_id, state_json, " \
-  "created_at_ms, updated_at_ms"
+  "created_at_ms, updated_at_ms, writer_shard, zone_lease_epoch"
+
+// The fence-raising upsert, shared by RaiseZoneFence and a leased Save: stores
+// max(stored, $2) as the fence of zone $1, records the shard ($3) and the time ($4) only when the
+// fence rises, and returns the fence now stored. Every path (insert, update, or a conflicting
+// row left at a higher epoch) leaves the row locked until the end of the transaction, so in a
+// Save the returned fence cannot move before the commit.
+constexpr std::string_view kRaiseZoneFence =
+    "INSERT INTO zone_fences (zone_id, lease_epoch, shard_id, updated_at_ms) "
+    "VALUES ($1, $2, $3, $4) ON CONFLICT (zone_id) DO UPDATE SET "
+    "lease_epoch = GREATEST(zone_fences.lease_epoch, EXCLUDED.lease_epoch), "
+    "shard_id = CASE WHEN EXCLUDED.lease_epoch > zone_fences.lease_epoch "
+    "THEN EXCLUDED.shard_id ELSE zone_fences.shard_id END, "
+    "updated_at_ms = CASE WHEN EXCLUDED.lease_epoch > zone_fences.lease_epoch "
+    "THEN EXCLUDED.updated_at_ms ELSE zone_fences.updated_at_ms END "
+    "RETURNING lease_epoch";
 
 CharacterRecord ReadCharacter(const Rows& rows, int row) {
   CharacterRecord r;
@@ -123,6 +141,8 @@ CharacterRecord ReadCharacter(const Rows& rows, int row) {
   r.state_json = rows.Text(row, 6);
   r.created_at_ms = rows.Int(row, 7);
   r.updated_at_ms = rows.Int(row, 8);
+  r.writer_shard = rows.Text(row, 9);
+  r.zone_lease_epoch = rows.Int(row, 10);
   return r;
 }
 
@@ -156,8 +176,8 @@ class PostgresCharacterStore final : public CharacterStore {
     CharacterRecord stored = NewCharacterRow(record, db_.NowMs());
     auto inserted = conn.Exec(
         "INSERT INTO characters (name_key, display_name, account_id, state_version, owner_epoch, "
-        "zone_id, room_id, state_json, created_at_ms, updated_at_ms) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        "zone_id, room_id, state_json, created_at_ms, updated_at_ms, writer_shard, "
+        "zone_lease_epoch) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
         Params()
             .Add(key)
             .Add(stored.name)
@@ -168,7 +188,9 @@ class PostgresCharacterStore final : public CharacterStore {
             .Add(stored.room_id)
             .Add(stored.state_json)
             .Add(stored.created_at_ms)
-            .Add(stored.updated_at_ms),
+            .Add(stored.updated_at_ms)
+            .Add(stored.writer_shard)
+            .Add(stored.zone_lease_epoch),
         Access::kRead, "creating a character");
     if (!inserted.ok()) {
       return Relabel(inserted.status(), StatusCode::kAlreadyExists,
@@ -244,13 +266,130 @@ class PostgresCharacterStore final : public CharacterStore {
     const std::string key = NameKey(record.name);
     std::lock_guard lock(db_.mu);
     TELOS_PG_CONNECTION(conn);
-    // Both fences are conjuncts of one UPDATE. PostgreSQL takes the row lock and, under READ
-    // COMMITTED, re-evaluates the WHERE clause against the newest committed row version once it
-    // holds the lock, so the write happens if and only if both fences hold on the row it
-    // replaces: there is no window between "check" and "write" for another saver or a claim.
+    if (record.zone_lease_epoch == 0) {
+      // An unleased save: the two per-character fences in one autocommit UPDATE.
+      auto saved = UpdateRow(conn, key, record, expected_state_version, writer_owner_epoch,
+                             db_.NowMs(), Access::kWrite);
+      if (!saved.ok()) return saved.status();
+      if (saved->has_value()) return **saved;
+      return ExplainRefusal(conn, key, record, expected_state_version, writer_owner_epoch, 0);
+    }
+
+    // A leased save: the zone fence and the row are judged and written in one transaction.
+    // The fence row is locked first and held until the commit, so a raise either lands before
+    // this save judges the fence or waits for its commit: a save of an older tenure never lands
+    // after a newer tenure has begun. Every leased save of every zone locks its
+    // fence before its character, and a claim or a raise locks only one row, so the order of
+    // locks never forms a cycle.
+    Transaction txn(conn);
+    TELOS_RETURN_IF_ERROR(txn.Begin());
+    const int64_t now_ms = db_.NowMs();
+    // The common case, a fence already at this save's epoch (the tenure raised it before its
+    // zone ran): a shared lock, which concurrent saves of the tenure take together and only a
+    // raise has to wait for. Its WHERE leaves a lower fence unlocked, so the raise below never
+    // has to upgrade a shared lock (two savers doing that would deadlock).
+    auto held = conn.Exec(
+        "SELECT lease_epoch FROM zone_fences WHERE zone_id = $1 AND lease_epoch >= $2 FOR SHARE",
+        Params().Add(record.zone_id).Add(record.zone_lease_epoch), Access::kRead,
+        "locking a zone fence");
+    if (!held.ok()) return held.status();
+    int64_t zone_fence = 0;
+    if (!held->empty()) {
+      zone_fence = held->Int(0, 0);
+    } else {
+      // A lower fence or none: raise it to this save's epoch. The upsert reports the fence it
+      // left, which a raise committed since the SELECT may have put above this save.
+      auto raised = conn.Exec(kRaiseZoneFence,
+                              Params()
+                                  .Add(record.zone_id)
+                                  .Add(record.zone_lease_epoch)
+                                  .Add(record.writer_shard)
+                                  .Add(now_ms),
+                              Access::kRead, "raising a zone fence");
+      if (!raised.ok()) return raised.status();
+      zone_fence = raised->Int(0, 0);
+    }
+    const int64_t zone_refusal = zone_fence > record.zone_lease_epoch ? zone_fence : 0;
+    if (zone_refusal == 0) {
+      auto saved = UpdateRow(conn, key, record, expected_state_version, writer_owner_epoch, now_ms,
+                             Access::kRead);
+      if (!saved.ok()) return saved.status();
+      if (saved->has_value()) {
+        const int64_t next_version = **saved;
+        if (db_.record_zone_writes) {
+          auto recorded = conn.Exec(
+              "INSERT INTO zone_writes (zone_id, lease_epoch, shard_id, name_key, "
+              "state_version, written_at_ms) VALUES ($1, $2, $3, $4, $5, $6)",
+              Params()
+                  .Add(record.zone_id)
+                  .Add(record.zone_lease_epoch)
+                  .Add(record.writer_shard)
+                  .Add(key)
+                  .Add(next_version)
+                  .Add(now_ms),
+              Access::kRead, "recording a zone write");
+          if (!recorded.ok()) return recorded.status();
+        }
+        TELOS_RETURN_IF_ERROR(txn.Commit());
+        return next_version;
+      }
+    }
+    // Refused; leaving the scope rolls back a fence this save raised.
+    return ExplainRefusal(conn, key, record, expected_state_version, writer_owner_epoch,
+                          zone_refusal);
+  }
+
+  Result<int64_t> RaiseZoneFence(std::string_view zone, int64_t lease_epoch,
+                                 std::string_view shard) override {
+    TELOS_RETURN_IF_ERROR(CheckRaiseZoneFenceArgs(zone, lease_epoch, shard));
+    std::lock_guard lock(db_.mu);
+    TELOS_PG_CONNECTION(conn);
+    // One statement: the upsert holds the row lock while it takes the maximum, so two raises
+    // (or a raise and a leased save) never interleave, and it returns the fence it left.
+    auto rows =
+        conn.Exec(kRaiseZoneFence, Params().Add(zone).Add(lease_epoch).Add(shard).Add(db_.NowMs()),
+                  Access::kWrite, "raising a zone fence");
+    if (!rows.ok()) return rows.status();
+    return rows->Int(0, 0);
+  }
+
+  Result<std::vector<ZoneWrite>> ListZoneWrites(int64_t after_id, size_t limit) override {
+    auto rows_max = CheckListZoneWritesArgs(after_id, limit);
+    if (!rows_max.ok()) return rows_max.status();
+    std::lock_guard lock(db_.mu);
+    auto rows = db_.ReadLocked(
+        "SELECT id, zone_id, lease_epoch, shard_id, name_key, state_version, written_at_ms "
+        "FROM zone_writes WHERE id > $1 ORDER BY id LIMIT $2",
+        Params().Add(after_id).Add(*rows_max), "listing zone writes");
+    if (!rows.ok()) return rows.status();
+    std::vector<ZoneWrite> out;
+    for (int i = 0; i < rows->size(); ++i) {
+      out.push_back(ZoneWrite{.id = rows->Int(i, 0),
+                              .zone = rows->Text(i, 1),
+                              .lease_epoch = rows->Int(i, 2),
+                              .shard = rows->Text(i, 3),
+                              .name_key = rows->Text(i, 4),
+                              .state_version = rows->Int(i, 5),
+                              .written_at_ms = rows->Int(i, 6)});
+    }
+    return out;
+  }
+
+ private:
+  // The conditional write of the row: both per-character fences are conjuncts of one UPDATE.
+  // PostgreSQL takes the row lock and, under READ COMMITTED, re-evaluates the WHERE clause
+  // against the newest committed row version once it holds the lock, so the write happens if
+  // and only if both fences hold on the row it replaces: there is no window between "check" and
+  // "write" for another saver or a claim. Returns the new state_version, or nullopt when the
+  // fences refused it (or the row is gone). REQUIRES: db_.mu held.
+  static Result<std::optional<int64_t>> UpdateRow(Connection& conn, const std::string& key,
+                                                  const CharacterRecord& record,
+                                                  int64_t expected_state_version,
+                                                  int64_t writer_owner_epoch, int64_t now_ms,
+                                                  Access access) {
     auto saved = conn.Exec(
         "UPDATE characters SET state_version = state_version + 1, zone_id = $4, room_id = $5, "
-        "state_json = $6, updated_at_ms = $7 "
+        "state_json = $6, updated_at_ms = $7, writer_shard = $8, zone_lease_epoch = $9 "
         "WHERE name_key = $1 AND state_version = $2 AND owner_epoch <= $3 "
         "RETURNING state_version",
         Params()
@@ -260,21 +399,30 @@ class PostgresCharacterStore final : public CharacterStore {
             .Add(record.zone_id)
             .Add(record.room_id)
             .Add(record.state_json)
-            .Add(db_.NowMs()),
-        Access::kWrite, "saving a character");
+            .Add(now_ms)
+            .Add(record.writer_shard)
+            .Add(record.zone_lease_epoch),
+        access, "saving a character");
     if (!saved.ok()) return saved.status();
-    if (!saved->empty()) return saved->Int(0, 0);
+    if (saved->empty()) return std::optional<int64_t>();
+    return std::optional<int64_t>(saved->Int(0, 0));
+  }
 
-    // The save did not happen; this read only explains why, and cannot change that outcome.
-    // It may see a later row than the UPDATE did, which is still race-free for the verdict:
-    //   - owner_epoch never decreases, so an epoch above the writer's now is above it forever.
-    //     Reporting "fenced" is right even if the UPDATE actually failed on the version: the
-    //     writer could never get past the fence by rebasing, and the fence must win.
-    //   - if the epoch is not above the writer's now, it was not above it at the UPDATE either
-    //     (monotonic again), so the UPDATE failed on the version: kConflict.
-    //   - no row: the character was deleted.
-    // A row deleted and re-created in between is judged like any other row; either verdict is a
-    // refusal, and the caller re-reads before trying again.
+  // Says why a save did not happen; this read cannot change that outcome. `zone_fence` is the
+  // zone fence that refused the save (then the UPDATE never ran), or 0. The read may see a later
+  // row than the save judged, which is still race-free for the verdict:
+  //   - owner_epoch never decreases, so an epoch above the writer's now is above it forever.
+  //     Reporting "fenced" is right even if the save actually failed on the zone or the
+  //     version: the writer could never get past the owner fence, and it is reported first.
+  //   - a zone fence that refused the save stays above it (fences only rise).
+  //   - otherwise neither fence was above the writer's at the UPDATE either (monotonic again),
+  //     so the UPDATE failed on the version: kConflict.
+  //   - no row: the character was deleted.
+  // A row deleted and re-created in between is judged like any other row; either verdict is a
+  // refusal, and the caller re-reads before trying again. REQUIRES: db_.mu held.
+  static Status ExplainRefusal(Connection& conn, const std::string& key,
+                               const CharacterRecord& record, int64_t expected_state_version,
+                               int64_t writer_owner_epoch, int64_t zone_fence) {
     auto fences = conn.Exec("SELECT state_version, owner_epoch FROM characters WHERE name_key = $1",
                             Params().Add(key), Access::kRead, "reading a character's fences");
     if (!fences.ok()) return fences.status();
@@ -282,10 +430,12 @@ class PostgresCharacterStore final : public CharacterStore {
     const int64_t row_version = fences->Int(0, 0);
     const int64_t row_epoch = fences->Int(0, 1);
     if (row_epoch > writer_owner_epoch) return Fenced(record.name, row_epoch, writer_owner_epoch);
+    if (zone_fence > 0) {
+      return ZoneFenced(record.name, record.zone_id, zone_fence, record.zone_lease_epoch);
+    }
     return StaleStateVersion(record.name, row_version, expected_state_version);
   }
 
- private:
   Database& db_;
 };
 
@@ -517,6 +667,12 @@ class PostgresStoreImpl final : public PostgresStore {
   AccountStore& accounts() override { return accounts_; }
   MailStore& mail() override { return mail_; }
   int64_t schema_version() const override { return schema_version_; }
+
+  Status Ping() override {
+    std::lock_guard lock(db_.mu);
+    auto rows = db_.ReadLocked("SELECT 1", Params(), "pinging the server");
+    return rows.ok() ? Status::Ok() : rows.status();
+  }
 
  private:
   Database db_;

@@ -26,9 +26,10 @@ using sqlite::Connection;
 using sqlite::Query;
 using sqlite::Transaction;
 
-// The connection shared by the three stores of one SqliteStore.
+// The connection shared by the four stores of one SqliteStore.
 struct Database {
-  Database(std::unique_ptr<Connection> c, const Clock& clk) : conn(std::move(c)), clock(clk) {}
+  Database(std::unique_ptr<Connection> c, const Clock& clk, bool record_writes)
+      : conn(std::move(c)), clock(clk), record_zone_writes(record_writes) {}
 
   int64_t NowMs() const {
     return std::chrono::duration_cast<std::chrono::milliseconds>(clock.WallNow().time_since_epoch())
@@ -43,13 +44,14 @@ struct Database {
   std::mutex mu;
   std::unique_ptr<Connection> conn;
   const Clock& clock;
+  const bool record_zone_writes;  // SqliteStoreOptions::record_zone_writes
 };
 
 // ---------------------------------------------------------------------------------- characters
 
 constexpr std::string_view kCharacterColumns =
     "display_name, account_id, state_version, owner_epoch, zone_id, room_id, state_json, "
-    "created_at_ms, updated_at_ms";
+    "created_at_ms, updated_at_ms, writer_shard, zone_lease_epoch";
 
 CharacterRecord ReadCharacter(const Query& q) {
   CharacterRecord r;
@@ -62,7 +64,31 @@ CharacterRecord ReadCharacter(const Query& q) {
   r.state_json = q.Text(6);
   r.created_at_ms = q.Int(7);
   r.updated_at_ms = q.Int(8);
+  r.writer_shard = q.Text(9);
+  r.zone_lease_epoch = q.Int(10);
   return r;
+}
+
+// Raises the fence of `zone` to `lease_epoch` when it is lower or missing, recording the shard
+// and the time; a fence already at or above it is left alone. REQUIRES: db.mu held.
+Status RaiseZoneFenceLocked(Database& db, std::string_view zone, int64_t lease_epoch,
+                            std::string_view shard) {
+  TELOS_SQL_QUERY(q, *db.conn,
+                  "INSERT INTO zone_fences (zone_id, lease_epoch, shard_id, updated_at_ms) "
+                  "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (zone_id) DO UPDATE SET "
+                  "lease_epoch = excluded.lease_epoch, shard_id = excluded.shard_id, "
+                  "updated_at_ms = excluded.updated_at_ms "
+                  "WHERE excluded.lease_epoch > zone_fences.lease_epoch");
+  q.Bind(1, zone).Bind(2, lease_epoch).Bind(3, shard).Bind(4, db.NowMs());
+  return q.Run("raising a zone fence");
+}
+
+// The fence of `zone`, 0 when it has none. REQUIRES: db.mu held.
+Result<int64_t> ZoneFenceLocked(Database& db, std::string_view zone) {
+  TELOS_SQL_QUERY(q, *db.conn, "SELECT lease_epoch FROM zone_fences WHERE zone_id = ?1");
+  auto row = q.Bind(1, zone).Step("reading a zone fence");
+  if (!row.ok()) return row.status();
+  return *row ? q.Int(0) : int64_t{0};
 }
 
 class SqliteCharacterStore final : public CharacterStore {
@@ -89,7 +115,8 @@ class SqliteCharacterStore final : public CharacterStore {
       TELOS_SQL_QUERY(q, conn,
                       "INSERT INTO characters (name_key, display_name, account_id, "
                       "state_version, owner_epoch, zone_id, room_id, state_json, created_at_ms, "
-                      "updated_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+                      "updated_at_ms, writer_shard, zone_lease_epoch) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
       q.Bind(1, key)
           .Bind(2, stored.name)
           .Bind(3, stored.account_id)
@@ -99,7 +126,9 @@ class SqliteCharacterStore final : public CharacterStore {
           .Bind(7, stored.room_id)
           .Bind(8, stored.state_json)
           .Bind(9, stored.created_at_ms)
-          .Bind(10, stored.updated_at_ms);
+          .Bind(10, stored.updated_at_ms)
+          .Bind(11, stored.writer_shard)
+          .Bind(12, stored.zone_lease_epoch);
       Status status = q.Run("creating a character");
       status = Relabel(std::move(status), StatusCode::kAlreadyExists,
                        "the character name " + Quoted(record.name) + " is taken");
@@ -175,8 +204,9 @@ class SqliteCharacterStore final : public CharacterStore {
     const std::string key = NameKey(record.name);
     std::lock_guard lock(db_.mu);
     Connection& conn = *db_.conn;
-    // Read and write under one write lock, so the two fences are judged against the row that
-    // is then updated.
+    // Read and write under one write lock (BEGIN IMMEDIATE locks the whole file), so the three
+    // fences are judged against the row and the zone fence that are then updated: no raise and
+    // no other save can come in between.
     Transaction txn(conn);
     TELOS_RETURN_IF_ERROR(txn.Begin());
     int64_t row_version = 0;
@@ -190,27 +220,95 @@ class SqliteCharacterStore final : public CharacterStore {
       row_version = q.Int(0);
       row_epoch = q.Int(1);
     }
-    // The ownership fence is judged first: a zombie writer must be stopped, not invited to
-    // rebase past a version check it would then win.
+    const bool leased = record.zone_lease_epoch > 0;
+    int64_t zone_fence = 0;
+    if (leased) {
+      auto fence = ZoneFenceLocked(db_, record.zone_id);
+      if (!fence.ok()) return fence.status();
+      zone_fence = *fence;
+    }
+    // The fences are judged in the documented order: a zombie owner or a stale zone tenure
+    // must be stopped, not invited to rebase past a version check it would then win.
     if (row_epoch > writer_owner_epoch) return Fenced(record.name, row_epoch, writer_owner_epoch);
+    if (leased && zone_fence > record.zone_lease_epoch) {
+      return ZoneFenced(record.name, record.zone_id, zone_fence, record.zone_lease_epoch);
+    }
     if (row_version != expected_state_version) {
       return StaleStateVersion(record.name, row_version, expected_state_version);
     }
     const int64_t next_version = expected_state_version + 1;
+    const int64_t now_ms = db_.NowMs();
     {
       TELOS_SQL_QUERY(q, conn,
                       "UPDATE characters SET state_version = ?1, zone_id = ?2, room_id = ?3, "
-                      "state_json = ?4, updated_at_ms = ?5 WHERE name_key = ?6");
+                      "state_json = ?4, updated_at_ms = ?5, writer_shard = ?6, "
+                      "zone_lease_epoch = ?7 WHERE name_key = ?8");
       q.Bind(1, next_version)
           .Bind(2, record.zone_id)
           .Bind(3, record.room_id)
           .Bind(4, record.state_json)
-          .Bind(5, db_.NowMs())
-          .Bind(6, key);
+          .Bind(5, now_ms)
+          .Bind(6, record.writer_shard)
+          .Bind(7, record.zone_lease_epoch)
+          .Bind(8, key);
       TELOS_RETURN_IF_ERROR(q.Run("saving a character"));
+    }
+    if (leased && zone_fence < record.zone_lease_epoch) {
+      TELOS_RETURN_IF_ERROR(
+          RaiseZoneFenceLocked(db_, record.zone_id, record.zone_lease_epoch, record.writer_shard));
+    }
+    if (leased && db_.record_zone_writes) {
+      TELOS_SQL_QUERY(q, conn,
+                      "INSERT INTO zone_writes (zone_id, lease_epoch, shard_id, name_key, "
+                      "state_version, written_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+      q.Bind(1, record.zone_id)
+          .Bind(2, record.zone_lease_epoch)
+          .Bind(3, record.writer_shard)
+          .Bind(4, key)
+          .Bind(5, next_version)
+          .Bind(6, now_ms);
+      TELOS_RETURN_IF_ERROR(q.Run("recording a zone write"));
     }
     TELOS_RETURN_IF_ERROR(txn.Commit());
     return next_version;
+  }
+
+  Result<int64_t> RaiseZoneFence(std::string_view zone, int64_t lease_epoch,
+                                 std::string_view shard) override {
+    TELOS_RETURN_IF_ERROR(CheckRaiseZoneFenceArgs(zone, lease_epoch, shard));
+    std::lock_guard lock(db_.mu);
+    Transaction txn(*db_.conn);
+    TELOS_RETURN_IF_ERROR(txn.Begin());
+    TELOS_RETURN_IF_ERROR(RaiseZoneFenceLocked(db_, zone, lease_epoch, shard));
+    auto fence = ZoneFenceLocked(db_, zone);
+    if (!fence.ok()) return fence.status();
+    TELOS_RETURN_IF_ERROR(txn.Commit());
+    return *fence;
+  }
+
+  Result<std::vector<ZoneWrite>> ListZoneWrites(int64_t after_id, size_t limit) override {
+    auto rows_max = CheckListZoneWritesArgs(after_id, limit);
+    if (!rows_max.ok()) return rows_max.status();
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    TELOS_SQL_QUERY(q, conn,
+                    "SELECT id, zone_id, lease_epoch, shard_id, name_key, state_version, "
+                    "written_at_ms FROM zone_writes WHERE id > ?1 ORDER BY id LIMIT ?2");
+    q.Bind(1, after_id).Bind(2, *rows_max);
+    std::vector<ZoneWrite> out;
+    while (true) {
+      auto row = q.Step("listing zone writes");
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      out.push_back(ZoneWrite{.id = q.Int(0),
+                              .zone = q.Text(1),
+                              .lease_epoch = q.Int(2),
+                              .shard = q.Text(3),
+                              .name_key = q.Text(4),
+                              .state_version = q.Int(5),
+                              .written_at_ms = q.Int(6)});
+    }
+    return out;
   }
 
  private:
@@ -537,8 +635,9 @@ class SqliteCheckpointStore final : public CheckpointStore {
 
 class SqliteStoreImpl final : public SqliteStore {
  public:
-  SqliteStoreImpl(std::unique_ptr<Connection> conn, const Clock& clock, int64_t schema_version)
-      : db_(std::move(conn), clock),
+  SqliteStoreImpl(std::unique_ptr<Connection> conn, const Clock& clock, int64_t schema_version,
+                  bool record_zone_writes)
+      : db_(std::move(conn), clock, record_zone_writes),
         characters_(db_),
         accounts_(db_),
         mail_(db_),
@@ -576,7 +675,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteStoreOptions&
     return Status(version.status().code(), options.path + ": " + version.status().message());
   }
   return std::unique_ptr<SqliteStore>(
-      new SqliteStoreImpl(std::move(conn).value(), clock, *version));
+      new SqliteStoreImpl(std::move(conn).value(), clock, *version, options.record_zone_writes));
 }
 
 int64_t SqliteSchemaVersionKnown() {

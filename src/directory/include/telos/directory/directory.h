@@ -178,8 +178,15 @@ class Directory {
   // Granted if the zone is unowned, its lease lapsed, or it is already this shard's (then the
   // epoch is kept and the lease refreshed). A grant to a new tenure returns epoch + 1.
   // kConflict while another shard holds a live lease.
+  // `min_epoch` (0: none) is a floor for the epoch granted: when the stored epoch is below it,
+  // the grant is a new tenure at exactly min_epoch (also for the current holder). It lets a
+  // shard that found a durable fence above the directory's epoch — the directory lost its data —
+  // restart the epochs above every tenure that ever wrote.
   virtual Result<LeaseGrant> ClaimZone(std::string_view zone, std::string_view shard_id,
-                                       int64_t ttl_ms) = 0;
+                                       int64_t ttl_ms, uint64_t min_epoch) = 0;
+  Result<LeaseGrant> ClaimZone(std::string_view zone, std::string_view shard_id, int64_t ttl_ms) {
+    return ClaimZone(zone, shard_id, ttl_ms, 0);
+  }
   // Extends a live lease held by shard_id at `epoch`. kFailedPrecondition otherwise (lapsed,
   // moved away, or re-granted under a newer epoch): the shard must stop writing the zone.
   virtual Result<LeaseGrant> RenewZone(std::string_view zone, std::string_view shard_id,

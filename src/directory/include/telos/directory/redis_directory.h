@@ -85,8 +85,9 @@ class RedisDirectory final : public Directory {
   Status DeregisterShard(std::string_view shard_id, std::string_view endpoint) override;
   Result<std::vector<ShardInfo>> ListShards() override;
 
-  Result<LeaseGrant> ClaimZone(std::string_view zone, std::string_view shard_id,
-                               int64_t ttl_ms) override;
+  using Directory::ClaimZone;
+  Result<LeaseGrant> ClaimZone(std::string_view zone, std::string_view shard_id, int64_t ttl_ms,
+                               uint64_t min_epoch) override;
   Result<LeaseGrant> RenewZone(std::string_view zone, std::string_view shard_id, uint64_t epoch,
                                int64_t ttl_ms) override;
   Status ReleaseZone(std::string_view zone, std::string_view shard_id, uint64_t epoch) override;

@@ -16,6 +16,11 @@
 // and the session is routed again with its assertion once the zone has an owner. If the zone
 // has none within `route_wait_ms`, the character is placed in a lobby with a message.
 //
+// Redis unreachable (the degradation ladder): routing falls back on the last shard list and zone
+// owners it read, and a character whose placement cannot be read goes to a lobby shard, which
+// answers with the character's real zone if it is elsewhere. Sessions already attached never
+// need the directory.
+//
 // Threading: every WorldLink method may be called from any thread and never blocks; directory
 // lookups run on `blocking`, timers on `io`, stream callbacks on gRPC's threads. One mutex
 // guards the session table; it is never held while calling a sink or a stream.
@@ -103,6 +108,9 @@ class FleetWorldLink final : public WorldLink {
   std::shared_ptr<ShardStream> StreamTo(const std::string& endpoint);
   Result<std::string> PickLobbyShard(const std::string& name_key,
                                      const std::string& resident_shard);
+  // The directory's answers, or while it cannot be read the last ones it gave.
+  Result<std::vector<directory::ShardInfo>> LiveShards();
+  Result<std::optional<directory::ZoneOwner>> OwnerOf(const std::string& zone);
 
   const FleetLinkOptions options_;
   directory::Directory& directory_;
@@ -121,6 +129,8 @@ class FleetWorldLink final : public WorldLink {
   std::map<std::string, std::shared_ptr<ShardStream>> streams_;  // guarded by mu_; by endpoint
   std::map<std::string, std::unique_ptr<telos::v1::World::Stub>> stubs_;  // guarded by mu_
   size_t live_streams_ = 0;                                               // guarded by mu_
+  std::vector<directory::ShardInfo> last_shards_;                         // guarded by mu_
+  std::map<std::string, directory::ZoneOwner> last_owners_;               // guarded by mu_; by zone
   std::condition_variable streams_done_;
   bool stopped_ = false;  // guarded by mu_
   std::shared_ptr<bool> alive_;

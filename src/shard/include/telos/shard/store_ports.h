@@ -12,9 +12,11 @@
 // belongs on the blocking pool.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "telos/account/account_desk.h"
@@ -53,6 +55,33 @@ class StorePersistence final : public world::CharacterPersistence, public gate::
   void Register(const std::string& name_key, const std::string& display_name, int64_t account_id,
                 int64_t state_version, int64_t owner_epoch) override;
   void Unregister(const std::string& name_key) override;
+  // A character playing while PostgreSQL is unreachable: nothing of it is ever written (its
+  // saves are dropped quietly) until Unregister.
+  void RegisterEphemeral(const std::string& name_key);
+
+  // Called (on the saver's thread) with the name key of a character whose save the store
+  // refused because a newer owner claimed it: the copy here is stale. REQUIRES: before Start().
+  void OnOwnerFenced(std::function<void(const std::string& name_key)> callback) {
+    on_owner_fenced_ = std::move(callback);
+  }
+
+  // ---- the zone lease fence (invariant 1): every save carries (zone, shard, lease epoch)
+  // This shard's id, written with every save. REQUIRES: before the first save.
+  void SetShard(std::string shard_id);
+  // Saves of characters standing in `zone` carry `lease_epoch` from now on (the tenure the
+  // lease keeper just won); a zone never set carries 0 (unleased, like the lobby).
+  void SetLeaseEpoch(const std::string& zone, uint64_t lease_epoch);
+
+  // ---- single-shard mode (ZoneLeaseKeeper suspends a zone it cannot confirm)
+  // Keeps back every save of a character standing in `zone` (the newest per character) and
+  // writes no checkpoint for it, until ReleaseZone or DropZone.
+  void HoldZone(const std::string& zone);
+  // The zone's lease is confirmed again (or it starts afresh): writes what was kept back and
+  // lets its saves through again.
+  void ReleaseZone(const std::string& zone);
+  // The zone's lease went to a peer while this shard was cut off: what was kept back is dropped,
+  // and so is every save for the zone until ReleaseZone (the peer's copy is the live one).
+  void DropZone(const std::string& zone);
   void AwaitSaved(const std::string& name_key) override;
 
   // Blocks until everything queued is written (shutdown). DeadlineExceeded after `timeout`.
@@ -69,6 +98,14 @@ class StorePersistence final : public world::CharacterPersistence, public gate::
     int64_t owner_epoch = 0;
     Instant last_row_request{};  // when a row write was last asked for (or the claim)
   };
+  enum class WriteGate { kOpen, kHold, kDrop };
+  struct ZoneGate {
+    WriteGate gate = WriteGate::kOpen;
+    std::map<std::string, store::CharacterSnapshot> held;  // by name key
+  };
+  WriteGate GateOf(const std::string& zone);
+  void ForgetHeld(const std::string& name_key);
+  void Submit(store::CharacterSnapshot out);
   void OnReport(const store::SaveReport& report);
   // True when this periodic request should only checkpoint; fills `checkpoint`.
   bool CheckpointOnly(const world::CharacterSnapshot& snapshot, const world::CharacterState& state,
@@ -77,8 +114,13 @@ class StorePersistence final : public world::CharacterPersistence, public gate::
   store::CharacterStore& store_;
   Logger& log_;
   std::mutex mu_;
-  std::map<std::string, Fences> fences_;  // guarded by mu_; by name key
-  const Clock* clock_ = nullptr;          // set with the checkpoints
+  std::map<std::string, Fences> fences_;          // guarded by mu_; by name key
+  std::set<std::string> ephemeral_;               // guarded by mu_; by name key
+  std::map<std::string, ZoneGate> zone_gates_;    // guarded by mu_; by zone, only when not open
+  std::map<std::string, uint64_t> lease_epochs_;  // guarded by mu_; by zone
+  std::string shard_id_;                          // set before the first save
+  std::function<void(const std::string&)> on_owner_fenced_;  // fixed before Start
+  const Clock* clock_ = nullptr;                             // set with the checkpoints
   int64_t row_flush_interval_ms_ = 0;
   std::unique_ptr<CheckpointWriter> checkpoints_;
   store::CharacterSaver saver_;  // last: its worker calls OnReport

@@ -24,11 +24,13 @@
 // or a store).
 #pragma once
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,7 @@
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
 #include "telos/directory/directory.h"
+#include "telos/shard/fleet_comms.h"
 #include "telos/shard/placement_writer.h"
 #include "telos/shard/store_ports.h"
 #include "telos/store/character_store.h"
@@ -73,6 +76,14 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
   // Loads read checkpoints too and play the freshest of row and checkpoint (invariant 8).
   // REQUIRES: before Start(); `checkpoints` outlives this object (or null: rows only).
   void SetCheckpoints(store::CheckpointStore* checkpoints) { checkpoints_ = checkpoints; }
+
+  // Tells and presence across the fleet: told of every arrival, attach, link-dead and departure.
+  // REQUIRES: before Start(); `comms` outlives this object (or null: no fleet comms).
+  void SetComms(FleetComms* comms) { comms_ = comms; }
+
+  // Single-shard mode: while the directory is unreachable no placement can move, so a walk into
+  // a zone another shard owns is refused at once with a message instead of attempted.
+  void SetSealed(bool sealed) { sealed_.store(sealed); }
 
   // Starts the placement writer and the route refresher.
   void Start();
@@ -124,6 +135,10 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
   // From now on, logins of characters not already here are refused (they are routed again).
   void BeginDrain();
 
+  // Another shard has claimed this character since this one did (its save was fenced): the
+  // copy here is stale and is taken out of the world, unsaved and without a tombstone.
+  void EvictStale(const std::string& name_key);
+
   // Re-reads which shard owns each zone (normally done every route_refresh_ms).
   void RefreshRoutes();
 
@@ -144,6 +159,7 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
     std::string zone;
     std::shared_ptr<SessionSink> sink;
     std::string arrival_token;  // set until the gate attaches after a handoff arrival
+    bool ephemeral = false;     // entered while PostgreSQL was unreachable: never saved
   };
 
   // `lobby_fallback`: when the character's zone is not here, place it in the lobby instead of
@@ -152,6 +168,16 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
                    bool lobby_fallback);
   void AttachArrival(const std::shared_ptr<StreamHandle>& stream, uint64_t session,
                      const std::string& token);
+  // PostgreSQL cannot be read: the character plays from its checkpoint (or as new), unsaved.
+  void AttachEphemeral(std::shared_ptr<StreamHandle> stream, uint64_t session,
+                       const auth::Assertion& claim, std::string assertion);
+  // Makes `entry` resident under `key` (AlreadyExists if someone got there first), binds the
+  // session, shows `notices` and logs the character in. `register_persistence` runs once the
+  // entry is ours. False (and the gate told) when it did not enter.
+  bool EnterWorld(const std::shared_ptr<StreamHandle>& stream, uint64_t session,
+                  const std::string& key, ResidentEntry entry, world::CharacterState state,
+                  std::vector<std::string> notices,
+                  const std::function<void()>& register_persistence);
   void SendAttached(const std::shared_ptr<StreamHandle>& stream, uint64_t session, const Status& s,
                     const std::string& zone);
   Status AcceptHandoff(const std::string& blob);
@@ -161,7 +187,9 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
   void ShipPlayer(world::PlayerTransfer transfer);
   // The handoff itself: snapshot, Handoff RPC, Redirect. The transfer is untouched on failure.
   Status SendPlayer(const world::PlayerTransfer& transfer, const directory::ZoneOwner& owner);
-  void Bounce(world::PlayerTransfer transfer);
+  // Puts a player whose walk to another shard failed back where they came from, telling `why`.
+  void Bounce(world::PlayerTransfer transfer,
+              std::string why = "The way is closed; you stay where you are.");
   // Takes a character out (link-dead expiry, gate's Detach): freeze, save, tombstone.
   void Remove(const std::string& name_key, std::function<void()> done);
   void Forget(const std::string& name_key, const std::string& zone, bool tombstone);
@@ -184,6 +212,8 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
   Logger& log_;
   PlacementWriter placements_;
   store::CheckpointStore* checkpoints_ = nullptr;
+  FleetComms* comms_ = nullptr;
+  std::atomic<bool> sealed_{false};
   std::function<Status(const std::string&, uint64_t)> adopter_;
   prometheus::Counter& handoffs_out_;
   prometheus::Counter& handoffs_in_;
@@ -193,8 +223,9 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
   prometheus::Histogram& handoff_ms_;
 
   mutable std::mutex mu_;
-  std::map<std::string, ResidentEntry> residents_;             // guarded by mu_; by name key
-  std::map<std::string, directory::ZoneOwner> remote_owners_;  // guarded by mu_; by zone
+  std::map<std::string, ResidentEntry> residents_;  // guarded by mu_; by name key
+  std::set<std::string> entering_;  // guarded by mu_; name keys an AttachLogin is loading
+  std::map<std::string, directory::ZoneOwner> remote_owners_;             // guarded by mu_; by zone
   std::map<std::string, std::unique_ptr<telos::v1::World::Stub>> peers_;  // guarded by mu_
   std::vector<std::weak_ptr<StreamHandle>> streams_;                      // guarded by mu_
   bool draining_ = false;                                                 // guarded by mu_

@@ -19,6 +19,17 @@
 // directory call returns within lease_ttl_ms/6 (the Redis backend's command timeout must be
 // shorter than that).
 //
+// Single-shard mode (the degradation ladder). When the renewals that could not be confirmed
+// failed because the directory is unreachable (kUnavailable: nothing was sent, so nobody else
+// can have been granted anything through this call), the zone is not stopped at its fence but
+// suspended: ZoneHosting::SuspendZone keeps it running for the players inside while the host
+// writes nothing durable for it (invariant 1 holds: the zone stops writing before the lease
+// could have expired). Each pass then tries to confirm it again: a renewal at the old epoch, or
+// once that lease has lapsed (or the directory lost its data) a fresh claim at a new epoch,
+// resumes it (ResumeZone); finding it held by a peer stops it (StopZone), and whatever it did
+// while suspended is dropped by the host. Any other failure (an answer that never came:
+// kUnknownResult, a timeout) stops the zone at its fence as before.
+//
 // Re-adoption (invariant 3): a zone that was lost and is won back is a new tenure with a new
 // epoch; it is started again and renewed at that epoch like any other.
 //
@@ -66,6 +77,18 @@ class ZoneHosting {
   virtual Status StartZone(const std::string& zone, uint64_t epoch) = 0;
   // Stop hosting now (lease lost or not confirmable). Must not block for long.
   virtual void StopZone(const std::string& zone, const std::string& why) = 0;
+  // The directory is unreachable and the lease can no longer be confirmed: keep the zone running
+  // for its players, but make no durable write for it until ResumeZone (or drop them at
+  // StopZone). Must not block for long.
+  virtual void SuspendZone(const std::string& zone, const std::string& why) = 0;
+  // A suspended zone's lease is confirmed again, at `epoch` (new if it was re-won). A non-OK
+  // status (the epoch is stale: see EpochFloor) releases the lease and keeps the zone suspended;
+  // the next pass claims it again.
+  virtual Status ResumeZone(const std::string& zone, uint64_t epoch) = 0;
+  // The lowest epoch a new tenure of `zone` may have (0: no floor): one above the durable zone
+  // fence when StartZone found it above the epoch the directory granted — the directory lost
+  // its epochs (an empty Redis) and would otherwise hand out stale ones.
+  virtual uint64_t EpochFloor(const std::string& /*zone*/) { return 0; }
 };
 
 struct ZoneLeaseKeeperOptions {
@@ -113,9 +136,13 @@ class ZoneLeaseKeeper {
   // Idempotent; fine without Start().
   void Stop(bool release);
 
-  // Held zones with epochs (thread-safe snapshot), and whether the shard is a standby (no zones).
+  // Held zones with epochs (thread-safe snapshot), and whether the shard is a standby (no zones,
+  // held or suspended).
   std::map<std::string, uint64_t> held() const;
   bool standby() const;
+  // Zones running in single-shard mode: their leases could not be confirmed (directory
+  // unreachable), so they write nothing until confirmed again. By the epoch last held.
+  std::map<std::string, uint64_t> suspended() const;
 
   // Takes over a zone whose lease a peer has just moved to this shard at `epoch`: confirms it
   // with a renewal, starts hosting it and keeps renewing it. FailedPrecondition when the
@@ -135,6 +162,9 @@ class ZoneLeaseKeeper {
   struct Lease {
     uint64_t epoch = 0;
     Instant deadline;  // conservative: local send time + granted ttl
+    // Why the last renewal went unconfirmed (kOk after a confirmed one): decides between
+    // suspending and stopping at the fence.
+    StatusCode last_failure = StatusCode::kOk;
   };
   enum class Registration { kOk, kIdTaken, kUnknown };
 
@@ -142,6 +172,11 @@ class ZoneLeaseKeeper {
   // Records a lease won (or adopted) at `epoch`, granted `ttl_ms` as of `sent`.
   void Hold(const std::string& zone, uint64_t epoch, Instant sent, int64_t ttl_ms, bool adopted);
   void RenewHeld(Instant pass_start, std::set<std::string>& stopped);
+  // Tries to confirm every suspended zone again: renew, else claim anew, else stop.
+  void ReconfirmSuspended(std::set<std::string>& stopped);
+  // The zone reached its fence unconfirmed: suspended when the directory was unreachable,
+  // stopped otherwise. False if it was no longer held at `epoch`.
+  bool FenceReached(const std::string& zone, const Lease& lease);
   void ClaimFree(std::set<std::string>& stopped);
   void ReportOccupancy();
   // Stops every held zone whose fence instant (deadline - lease_ttl_ms/6) has passed, without
@@ -172,6 +207,7 @@ class ZoneLeaseKeeper {
 
   mutable std::mutex mu_;  // small: guards the fields below, never held across a call out
   std::map<std::string, Lease> held_;                             // GUARDED_BY(mu_)
+  std::map<std::string, uint64_t> suspended_;                     // GUARDED_BY(mu_)
   std::function<std::vector<directory::ZoneCount>()> occupancy_;  // GUARDED_BY(mu_)
   bool stopping_ = false;                                         // GUARDED_BY(mu_)
   std::condition_variable wake_;

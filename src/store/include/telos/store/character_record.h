@@ -2,8 +2,10 @@
 //
 // The store is agnostic about game rules: stats, inventory, equipment, affects and the wallet
 // travel as one opaque JSON document (`state_json`) that the world module writes and reads. The
-// store only owns the columns it must reason about: the name key, the account, the two fences
-// (state_version and owner_epoch), where the character stands, and timestamps.
+// store only owns the columns it must reason about: the name key, the account, the two
+// per-character fences (state_version and owner_epoch), where the character stands, who wrote it
+// last (writer_shard and zone_lease_epoch, the third fence, see character_store.h), and
+// timestamps.
 //
 // The two fences are different things (spec 001, "the durability ladder"):
 //   - state_version is optimistic concurrency: it says "somebody wrote since you read". Every
@@ -35,6 +37,12 @@ struct CharacterRecord {
   std::string state_json;     // opaque to the store; the world serializes the game state here
   int64_t created_at_ms = 0;  // Unix milliseconds, set by the store
   int64_t updated_at_ms = 0;  // Unix milliseconds of the last create or save, set by the store
+  // Who last wrote the row: the world shard, and the lease epoch it held on `zone_id` when it
+  // wrote. Save stores the caller's values; a zone_lease_epoch above 0 is checked against the
+  // zone's fence (CharacterStore::Save). 0 means an unleased zone (the lobby, say) or a write
+  // from outside any zone, and skips that fence. Create stores what it is given.
+  std::string writer_shard;
+  int64_t zone_lease_epoch = 0;
 
   bool operator==(const CharacterRecord&) const = default;
 };

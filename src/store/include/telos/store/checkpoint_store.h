@@ -86,8 +86,8 @@ enum class LoadSource { kRow, kCheckpoint };
 struct FreshestChoice {
   LoadSource source = LoadSource::kRow;
   // What to play with: the row itself, or the row with the checkpoint's fences, position and
-  // state (name, account_id and created_at_ms stay the row's; updated_at_ms becomes the
-  // checkpoint's written_at_ms).
+  // state (name, account_id, created_at_ms, writer_shard and zone_lease_epoch stay the row's;
+  // updated_at_ms becomes the checkpoint's written_at_ms).
   CharacterRecord record;
   // The row's own state_version: what the next CharacterStore::Save must expect, whichever
   // side won.

@@ -52,6 +52,10 @@ struct PostgresStoreOptions {
   int64_t statement_timeout_ms = 10'000;
   int64_t reconnect_backoff_initial_ms = 100;
   int64_t reconnect_backoff_max_ms = 5'000;
+  // Tests only: every successful save with a zone_lease_epoch appends its ZoneWrite to the
+  // write history in the same transaction (CharacterStore::ListZoneWrites). Off in production:
+  // the table would grow without bound.
+  bool record_zone_writes = false;
 };
 
 class PostgresStore {
@@ -73,6 +77,10 @@ class PostgresStore {
 
   // The highest migration applied when the store was opened.
   virtual int64_t schema_version() const = 0;
+
+  // One round trip to the server (SELECT 1): OK while it answers. Unavailable (inside the
+  // reconnect backoff at once) when it does not. Blocks like every other call.
+  virtual Status Ping() = 0;
 };
 
 // The highest migration compiled into this binary.

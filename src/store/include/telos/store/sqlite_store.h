@@ -39,6 +39,10 @@ struct SqliteStoreOptions {
   // FULL survives power loss at the cost of an fsync per commit; NORMAL (false) survives a
   // process crash only. Durable game state wants FULL.
   bool synchronous_full = true;
+  // Tests only: every successful save with a zone_lease_epoch appends its ZoneWrite to the
+  // write history in the same transaction (CharacterStore::ListZoneWrites). Off in production:
+  // the table would grow without bound.
+  bool record_zone_writes = false;
 };
 
 class SqliteStore {

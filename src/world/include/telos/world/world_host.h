@@ -48,6 +48,21 @@ class FleetHooks {
   virtual void Quit(const std::string& name_key, const std::string& zone) = 0;
 };
 
+// How a host that is one shard of a fleet reaches players on other shards. Set once, before any
+// zone starts; called on zone executors, must not block.
+class RemoteComms {
+ public:
+  virtual ~RemoteComms() = default;
+  // A tell to `to`, who is not in this host. `answer` gets the one line the sender sees — sent,
+  // refused, or why it could not go — exactly once, on any thread.
+  virtual void Tell(const std::string& from, const std::string& to, const std::string& text,
+                    std::function<void(std::string)> answer) = 0;
+  // A channel line (already delivered in this host) for every other shard. False when it could
+  // not be sent.
+  virtual bool Channel(const std::string& channel, const std::string& from,
+                       const std::string& text) = 0;
+};
+
 // Makes the executor for a new zone (a strand in production; one shared ManualExecutor in tests).
 using ExecutorFactory = std::function<std::shared_ptr<Executor>(const std::string& zone_id)>;
 
@@ -85,6 +100,18 @@ class WorldHost final : private ZoneRouter {
   void RemovePlayer(const std::string& name, std::function<void()> done);
   // REQUIRES: called before the first zone starts; `hooks` outlives the host.
   void SetFleetHooks(FleetHooks* hooks) { fleet_ = hooks; }
+  // REQUIRES: called before the first zone starts; `comms` outlives the host's zones.
+  void SetRemoteComms(RemoteComms* comms) { comms_ = comms; }
+
+  // ---- messages from other shards (RemoteComms' far end)
+  // Delivers a tell to a player in this host; `*display_name` gets their name. NotFound when
+  // they are not here.
+  Status DeliverTell(const std::string& from, const std::string& to_key, const std::string& text,
+                     std::string* display_name);
+  // A channel line for every zone here.
+  void DeliverChannel(const std::string& channel, const std::string& from, const std::string& text);
+  // One line for a player here (a mail ping, the answer to their tell). NotFound when not here.
+  Status Notify(const std::string& name_key, const std::string& text);
 
   // Everyone online, sorted by name (also the router's answer to `who`).
   std::vector<WhoEntry> Who() const override;
@@ -108,12 +135,15 @@ class WorldHost final : private ZoneRouter {
   void Departed(const std::string& name_key) override;
 
   Status AdmitLocked(PlayerTransfer transfer);
+  // Tells a player who just logged in how many unread letters wait for them.
+  void AnnounceUnreadMail(const std::string& name_key);
 
   void RemoveAttempt(const std::string& name_key, std::shared_ptr<std::function<void()>> done,
                      int attempt);
 
   std::shared_ptr<const Pack> pack_;
   FleetHooks* fleet_ = nullptr;
+  RemoteComms* comms_ = nullptr;
   ZoneDeps deps_;
   ExecutorFactory executors_;
   uint64_t seed_;

@@ -1,0 +1,288 @@
+#include "telos/shard/fleet_comms.h"
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json.hpp>
+
+#include "telos/world/character_state.h"
+#include "telos/world/mail_ping.h"
+
+namespace telos::shard {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+std::string Field(const json::object& object, std::string_view key) {
+  const json::value* value = object.if_contains(key);
+  return value != nullptr && value->is_string() ? std::string(value->as_string()) : std::string();
+}
+
+// A message from the bus, as an object; empty when it is not one (a stray publisher).
+json::object ParseObject(std::string_view data) {
+  boost::system::error_code ec;
+  json::value value = json::parse(data, ec);
+  if (ec || !value.is_object()) return {};
+  return std::move(value.as_object());
+}
+
+constexpr const char* kBusDown =
+    "Your words cannot reach the rest of the world right now (the message bus is down); players "
+    "on this shard can still hear you.";
+
+}  // namespace
+
+std::string SubjectPrefixFor(const std::string& directory_namespace) {
+  return "telos." + bus::SubjectToken(directory_namespace);
+}
+
+FleetComms::FleetComms(FleetCommsOptions options, bus::Bus& bus, directory::Directory& directory,
+                       world::WorldHost& host, asio::io_context& io, BlockingRunner blocking,
+                       Logger& log, Metrics& metrics)
+    : options_(std::move(options)),
+      bus_(bus),
+      directory_(directory),
+      host_(host),
+      io_(io),
+      blocking_(std::move(blocking)),
+      log_(log),
+      tells_sent_(metrics.Counter("comms_tells_total", "Tells sent to players on other shards",
+                                  {{"outcome", "delivered"}})),
+      tells_refused_(metrics.Counter("comms_tells_total", "Tells sent to players on other shards",
+                                     {{"outcome", "refused"}})),
+      channel_lines_(
+          metrics.Counter("comms_channel_lines_total", "Channel lines received from other shards")),
+      mail_pings_(metrics.Counter("comms_mail_pings_total",
+                                  "Mail pings published for connected recipients")) {}
+
+FleetComms::~FleetComms() {
+  Stop();
+}
+
+std::string FleetComms::PlayerSubject(const std::string& name) const {
+  return options_.subject_prefix + ".player." + bus::SubjectToken(world::NameKey(name));
+}
+
+Status FleetComms::Start() {
+  auto subscription = bus_.Subscribe(options_.subject_prefix + ".chan.>",
+                                     [this](const bus::Message& m) { OnChannelMessage(m); });
+  if (!subscription.ok()) return subscription.status();
+  {
+    std::lock_guard lock(mu_);
+    channels_ = std::move(*subscription);
+  }
+  SchedulePresenceRefresh();
+  return Status::Ok();
+}
+
+void FleetComms::Stop() {
+  alive_->store(false);
+  std::map<std::string, Resident> residents;
+  std::unique_ptr<bus::Subscription> channels;
+  {
+    std::lock_guard lock(mu_);
+    stopped_ = true;
+    residents.swap(residents_);
+    channels = std::move(channels_);
+  }
+  // Destroyed outside the lock: a subscription's destructor waits for its handler.
+}
+
+// ---------------------------------------------------------------- residency
+
+void FleetComms::Arrived(const std::string& name_key, const std::string& gate) {
+  auto subscription =
+      bus_.Subscribe(PlayerSubject(name_key),
+                     [this, name_key](const bus::Message& m) { OnPlayerMessage(name_key, m); });
+  if (!subscription.ok()) {
+    log_.Warn("cannot subscribe a player's subject",
+              {{"character", name_key}, {"error", subscription.status().ToString()}});
+  }
+  std::unique_ptr<bus::Subscription> replaced;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
+    Resident& resident = residents_[name_key];
+    replaced = std::move(resident.subscription);
+    resident.subscription = subscription.ok() ? std::move(*subscription) : nullptr;
+    resident.gate = gate;
+  }
+  if (!gate.empty()) WritePresence(name_key, gate);
+}
+
+void FleetComms::Attached(const std::string& name_key, const std::string& gate) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = residents_.find(name_key);
+    if (it == residents_.end()) return;
+    it->second.gate = gate;
+  }
+  WritePresence(name_key, gate);
+}
+
+void FleetComms::LinkDead(const std::string& name_key) {
+  std::string gate;
+  {
+    std::lock_guard lock(mu_);
+    auto it = residents_.find(name_key);
+    if (it == residents_.end()) return;
+    gate.swap(it->second.gate);
+  }
+  if (!gate.empty()) ClearPresence(name_key, gate);
+}
+
+void FleetComms::Left(const std::string& name_key) {
+  Resident gone;
+  {
+    std::lock_guard lock(mu_);
+    auto it = residents_.find(name_key);
+    if (it == residents_.end()) return;
+    gone = std::move(it->second);
+    residents_.erase(it);
+  }
+  if (!gone.gate.empty()) ClearPresence(name_key, gone.gate);
+}
+
+void FleetComms::WritePresence(const std::string& name_key, const std::string& gate) {
+  blocking_([this, alive = alive_, name_key, gate] {
+    if (!*alive) return;
+    const Status s =
+        directory_.SetPresence(name_key, gate, options_.shard_id, options_.presence_ttl_ms);
+    if (!s.ok())
+      log_.Debug("presence not written", {{"character", name_key}, {"error", s.ToString()}});
+  });
+}
+
+void FleetComms::ClearPresence(const std::string& name_key, const std::string& gate) {
+  blocking_([this, alive = alive_, name_key, gate] {
+    if (!*alive) return;
+    // FailedPrecondition: they connected through another gate meanwhile, which owns it now.
+    (void)directory_.ClearPresence(name_key, gate);
+  });
+}
+
+void FleetComms::SchedulePresenceRefresh() {
+  auto timer = std::make_shared<asio::steady_timer>(
+      io_, std::chrono::milliseconds(std::max<int64_t>(options_.presence_ttl_ms / 3, 1)));
+  timer->async_wait([this, timer, alive = alive_](boost::system::error_code ec) {
+    if (ec || !*alive) return;
+    std::vector<std::pair<std::string, std::string>> connected;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [key, resident] : residents_) {
+        if (!resident.gate.empty()) connected.emplace_back(key, resident.gate);
+      }
+    }
+    for (const auto& [key, gate] : connected) WritePresence(key, gate);
+    SchedulePresenceRefresh();
+  });
+}
+
+// ---------------------------------------------------------------- tells
+
+void FleetComms::Tell(const std::string& from, const std::string& to, const std::string& text,
+                      std::function<void(std::string)> answer) {
+  if (!bus_.connected()) {
+    tells_refused_.Increment();
+    answer(kBusDown);
+    return;
+  }
+  json::object request{{"kind", "tell"}, {"from", from}, {"text", text}};
+  bus_.Request(PlayerSubject(to), json::serialize(request),
+               std::chrono::milliseconds(options_.tell_timeout_ms),
+               [this, alive = alive_, to, text, answer](Result<std::string> reply) {
+                 if (!*alive) return;
+                 if (reply.ok()) {
+                   json::object body = ParseObject(*reply);
+                   const std::string name = Field(body, "name").empty() ? to : Field(body, "name");
+                   if (Field(body, "outcome") == "delivered") {
+                     tells_sent_.Increment();
+                     answer("You tell " + name + ", '" + text + "'");
+                   } else {
+                     tells_refused_.Increment();
+                     answer(name + " cannot hear you right now.");
+                   }
+                   return;
+                 }
+                 tells_refused_.Increment();
+                 switch (reply.status().code()) {
+                   case StatusCode::kNotFound: AnswerUnreachable(to, answer); return;
+                   case StatusCode::kUnavailable: answer(kBusDown); return;
+                   default: answer(to + " cannot hear you right now."); return;
+                 }
+               });
+}
+
+void FleetComms::AnswerUnreachable(const std::string& to,
+                                   const std::function<void(std::string)>& answer) {
+  blocking_([this, alive = alive_, to, answer] {
+    if (!*alive) return;
+    auto placement = directory_.LookupPlacement(world::NameKey(to));
+    if (!placement.ok()) {
+      answer("Nobody called '" + to + "' can be reached right now.");
+    } else if (!placement->has_value()) {
+      answer("There is no player called '" + to + "'.");
+    } else {
+      answer(to + " is not online. ('mail send " + to + " <message>' reaches them later.)");
+    }
+  });
+}
+
+void FleetComms::OnPlayerMessage(const std::string& name_key, const bus::Message& message) {
+  json::object body = ParseObject(message.data);
+  const std::string kind = Field(body, "kind");
+  if (kind == "tell") {
+    std::string name;
+    bool connected = false;
+    {
+      std::lock_guard lock(mu_);
+      auto it = residents_.find(name_key);
+      connected = it != residents_.end() && !it->second.gate.empty();
+    }
+    Status s = connected
+                   ? host_.DeliverTell(Field(body, "from"), name_key, Field(body, "text"), &name)
+                   : Status::Unavailable("link-dead");
+    if (name.empty()) name = name_key;
+    json::object reply{{"outcome", s.ok() ? "delivered" : "unavailable"}, {"name", name}};
+    if (!message.reply_to.empty()) (void)bus_.Reply(message, json::serialize(reply));
+  } else if (kind == "mail") {
+    (void)host_.Notify(name_key, world::PingingMail::PingLine(Field(body, "from")));
+  }
+}
+
+// ---------------------------------------------------------------- channels
+
+bool FleetComms::Channel(const std::string& channel, const std::string& from,
+                         const std::string& text) {
+  json::object line{
+      {"origin", options_.shard_id}, {"channel", channel}, {"from", from}, {"text", text}};
+  return bus_
+      .Publish(options_.subject_prefix + ".chan." + bus::SubjectToken(channel),
+               json::serialize(line))
+      .ok();
+}
+
+void FleetComms::OnChannelMessage(const bus::Message& message) {
+  json::object line = ParseObject(message.data);
+  if (Field(line, "origin") == options_.shard_id) return;  // delivered here when it was said
+  const std::string channel = Field(line, "channel");
+  if (channel.empty()) return;
+  channel_lines_.Increment();
+  host_.DeliverChannel(channel, Field(line, "from"), Field(line, "text"));
+}
+
+// ---------------------------------------------------------------- mail pings
+
+void FleetComms::PingMail(const std::string& recipient, const std::string& sender) {
+  blocking_([this, alive = alive_, recipient, sender] {
+    if (!*alive) return;
+    // The roster only decides whether to ping; the subject comes from the name (invariant 7).
+    auto presence = directory_.GetPresence(world::NameKey(recipient));
+    if (presence.ok() && !presence->has_value()) return;  // they see it at their next login
+    json::object ping{{"kind", "mail"}, {"from", sender}};
+    if (bus_.Publish(PlayerSubject(recipient), json::serialize(ping)).ok()) {
+      mail_pings_.Increment();
+    }
+  });
+}
+
+}  // namespace telos::shard

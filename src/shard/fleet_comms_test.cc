@@ -1,0 +1,561 @@
+// FleetComms between two shards in one process: two WorldHosts (a one-room pack, zones on a
+// ManualExecutor each), two InProcessBus clients of one hub standing in for NATS, and one
+// MemoryDirectory under a ManualClock for placements and presence. Bus handlers run on the
+// buses' threads; the test pumps both executors until what it waits for shows up or a deadline
+// passes (Until), never sleeping to "let it happen".
+#include "telos/shard/fleet_comms.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "telos/base/assert.h"
+#include "telos/base/clock.h"
+#include "telos/base/log.h"
+#include "telos/base/metrics.h"
+#include "telos/bus/in_process_bus.h"
+#include "telos/directory/memory_directory.h"
+#include "telos/world/character_state.h"
+#include "telos/world/content.h"
+#include "telos/world/executor.h"
+#include "telos/world/mail_ping.h"
+#include "telos/world/world_host.h"
+
+namespace telos::shard {
+namespace {
+
+using ::testing::AnyOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr auto kWait = std::chrono::seconds(10);
+constexpr const char* kPrefix = "telos.test";
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// A one-zone, one-room pack in a temporary folder.
+class TinyPack {
+ public:
+  TinyPack() {
+    std::random_device device;
+    dir_ = std::filesystem::temp_directory_path() /
+           ("telos_fleet_comms_" + std::to_string(device()) + std::to_string(device()));
+    std::filesystem::create_directories(dir_ / "zones");
+    std::ofstream(dir_ / "pack.toml") << R"(name = "fleet"
+version = "0.1.0"
+start_room = "lobby:atrium"
+)";
+    std::ofstream(dir_ / "zones" / "lobby.toml") << R"([zone]
+id = "lobby"
+name = "The Lobby"
+kind = "lobby"
+reset_minutes = 5
+
+[[rooms]]
+id = "atrium"
+name = "Bright Atrium"
+description = "Sunlight falls through a glass roof."
+flags = ["safe"]
+)";
+    std::vector<world::Problem> problems;
+    auto loaded = world::LoadPack(dir_, &problems);
+    for (const auto& p : problems) ADD_FAILURE() << p.ToString();
+    RELEASE_ASSERT(loaded.ok(), loaded.status().ToString());
+    pack = std::make_shared<const world::Pack>(std::move(loaded).value());
+  }
+  ~TinyPack() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::shared_ptr<const world::Pack> pack;
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// Everything a player is shown, kept whole (Deliver runs on the zone executor: the test thread).
+class Sink final : public world::PlayerSink {
+ public:
+  void Deliver(world::PlayerOutput output) override {
+    std::lock_guard lock(mu_);
+    for (const std::string& line : output.lines) text_ += line + "\n";
+  }
+  std::string Text() const {
+    std::lock_guard lock(mu_);
+    return text_;
+  }
+  bool Has(const std::string& needle) const { return Text().find(needle) != std::string::npos; }
+
+ private:
+  mutable std::mutex mu_;
+  std::string text_;
+};
+
+class NoPersistence final : public world::CharacterPersistence {
+ public:
+  void RequestSave(world::CharacterSnapshot) override {}
+};
+
+class EmptyMail final : public world::MailPort {
+ public:
+  void Send(std::string, std::string, std::string, std::string,
+            std::function<void(Status)> done) override {
+    done(Status::Unavailable("no post office in this test"));
+  }
+  void List(std::string,
+            std::function<void(Result<std::vector<world::MailHeader>>)> done) override {
+    done(std::vector<world::MailHeader>{});
+  }
+  void Read(std::string, int64_t, std::function<void(Result<world::MailMessage>)> done) override {
+    done(Status::NotFound("no such letter"));
+  }
+};
+
+class NoPasswords final : public world::PasswordPort {
+ public:
+  void Change(std::string, std::string, std::string, std::function<void(Status)> done) override {
+    done(Status::Unavailable("no passwords in this test"));
+  }
+};
+
+// What both shards share.
+struct FleetEnv {
+  ManualClock clock;
+  Logger log{"fleet_comms_test", LogLevel::kError};
+  directory::MemoryDirectory directory{clock};
+  std::shared_ptr<bus::InProcessBus::Hub> hub = bus::InProcessBus::NewHub();
+  boost::asio::io_context io;  // the presence refresh timers; run only by the test that checks them
+  TinyPack content;
+};
+
+struct ShardOptions {
+  int64_t presence_ttl_ms = directory::kPresenceTtlMsDefault;
+  int64_t tell_timeout_ms = 2'000;
+  // Directory calls on a one-thread pool (in order, on another thread) instead of inline.
+  bool blocking_pool = false;
+};
+
+// One `telos world` process worth of comms: a host with the lobby running, its own bus client
+// and its FleetComms, wired as apps/telos/world_process.cc does.
+class Shard {
+ public:
+  Shard(FleetEnv& env, const std::string& id, ShardOptions options = {})
+      : env_(env), executor(env.clock), bus(env.hub) {
+    world::ZoneDeps deps;
+    deps.clock = &env.clock;
+    deps.logger = &env.log;
+    deps.metrics = &metrics;
+    deps.persistence = &persistence_;
+    deps.mail = &mail_;
+    deps.passwords = &passwords_;
+    host = std::make_unique<world::WorldHost>(
+        env.content.pack, deps,
+        [this](const std::string&) {
+          return std::shared_ptr<world::Executor>(std::shared_ptr<world::Executor>(), &executor);
+        },
+        7);
+    FleetCommsOptions comms_options;
+    comms_options.shard_id = id;
+    comms_options.subject_prefix = kPrefix;
+    comms_options.presence_ttl_ms = options.presence_ttl_ms;
+    comms_options.tell_timeout_ms = options.tell_timeout_ms;
+    BlockingRunner blocking = [](std::function<void()> task) { task(); };
+    if (options.blocking_pool) {
+      pool_ = std::make_unique<boost::asio::thread_pool>(1);
+      blocking = [pool = pool_.get()](std::function<void()> task) {
+        boost::asio::post(*pool, std::move(task));
+      };
+    }
+    comms = std::make_unique<FleetComms>(comms_options, bus, env.directory, *host, env.io,
+                                         std::move(blocking), env.log, metrics);
+    host->SetRemoteComms(comms.get());  // before any zone starts
+    const Status started = host->StartAllZones();
+    RELEASE_ASSERT(started.ok(), started.ToString());
+    executor.RunDue();
+    const Status s = comms->Start();
+    RELEASE_ASSERT(s.ok(), s.ToString());
+  }
+
+  ~Shard() {
+    comms->Stop();
+    if (pool_) pool_->join();  // queued directory calls see the comms stopped and return
+    for (const std::string& zone : host->RunningZones()) {
+      (void)host->StopZone(zone, [](std::vector<world::PlayerTransfer>) {});
+    }
+    executor.RunReady();
+  }
+
+  // Logs `name` in and reports them resident here, attached through `gate` (empty: no gate).
+  std::shared_ptr<Sink> Login(const std::string& name, const std::string& gate) {
+    auto sink = std::make_shared<Sink>();
+    const Status s = host->Login(world::NewCharacter(name, env_.content.pack->start_room), sink);
+    RELEASE_ASSERT(s.ok(), s.ToString());
+    executor.RunReady();
+    comms->Arrived(world::NameKey(name), gate);
+    return sink;
+  }
+
+  void Say(const std::string& name, const std::string& line) {
+    const Status s = host->Submit(name, line);
+    RELEASE_ASSERT(s.ok(), s.ToString());
+    executor.RunReady();
+  }
+
+  std::string MetricsText() const { return metrics.RenderText(); }
+
+ private:
+  FleetEnv& env_;
+  NoPersistence persistence_;
+  EmptyMail mail_;
+  NoPasswords passwords_;
+  std::unique_ptr<boost::asio::thread_pool> pool_;
+
+ public:
+  Metrics metrics;
+  // After the ports and before the host: queued tasks keep zones alive until it goes.
+  world::ManualExecutor executor;
+  std::unique_ptr<world::WorldHost> host;
+  bus::InProcessBus bus;
+  std::unique_ptr<FleetComms> comms;
+};
+
+class FleetCommsTest : public ::testing::Test {
+ protected:
+  void MakeShards(ShardOptions a_options = {}, ShardOptions b_options = {}) {
+    a_ = std::make_unique<Shard>(env_, "shard-a", a_options);
+    b_ = std::make_unique<Shard>(env_, "shard-b", b_options);
+  }
+  ~FleetCommsTest() override {
+    b_.reset();
+    a_.reset();
+  }
+
+  // Runs both shards' zones until `done` holds or kWait passes.
+  bool Until(const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + kWait;
+    while (true) {
+      if (a_) a_->executor.RunReady();
+      if (b_) b_->executor.RunReady();
+      if (done()) return true;
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+
+  std::optional<directory::Presence> PresenceOf(const std::string& key) {
+    auto presence = env_.directory.GetPresence(key);
+    RELEASE_ASSERT(presence.ok(), presence.status().ToString());
+    return *presence;
+  }
+
+  // Polls the directory until `key`'s presence names `gate` (empty: no presence) or kWait passes.
+  bool PresenceBecomes(const std::string& key, const std::string& gate) {
+    return Until([&] {
+      auto presence = PresenceOf(key);
+      return gate.empty() ? !presence.has_value() : presence.has_value() && presence->gate == gate;
+    });
+  }
+
+  FleetEnv env_;
+  std::unique_ptr<Shard> a_;
+  std::unique_ptr<Shard> b_;
+};
+
+// ---------------------------------------------------------------- tells
+
+TEST_F(FleetCommsTest, TellReachesAPlayerOnTheOtherShardAndTheReplyComesBack) {
+  MakeShards();
+  auto alice = a_->Login("Alice", "gate-1");
+  auto bob = b_->Login("Bob", "gate-2");
+  a_->Say("Alice", "tell bob the ferry leaves at noon");
+  ASSERT_TRUE(Until([&] {
+    return alice->Has("You tell Bob, 'the ferry leaves at noon'") &&
+           bob->Has("Alice tells you, 'the ferry leaves at noon'");
+  })) << "alice: "
+      << alice->Text() << "\nbob: " << bob->Text();
+
+  // Bob's reply goes back the same way (Alice is resident on shard A).
+  b_->Say("Bob", "reply I'll be there");
+  ASSERT_TRUE(Until([&] {
+    return bob->Has("You tell Alice, 'I'll be there'") &&
+           alice->Has("Bob tells you, 'I'll be there'");
+  })) << "alice: "
+      << alice->Text() << "\nbob: " << bob->Text();
+  EXPECT_EQ(Count(bob->Text(), "tells you, 'the ferry leaves at noon'"), 1u);
+  EXPECT_THAT(a_->MetricsText(), HasSubstr("telos_comms_tells_total{outcome=\"delivered\"} 1"));
+}
+
+TEST_F(FleetCommsTest, TellToSomeoneNobodyHostsAsksThePlacementRecord) {
+  MakeShards();
+  auto alice = a_->Login("Alice", "gate-1");
+  // No record at all: no such player.
+  a_->Say("Alice", "tell Carol hello");
+  ASSERT_TRUE(Until([&] { return alice->Has("There is no player called 'Carol'."); }))
+      << alice->Text();
+
+  // A record (logged out: tombstoned) but no shard answering: not online, and mail reaches them.
+  ASSERT_TRUE(env_.directory.RegisterPlacement("dave", {"lobby", 1, "", "shard-b"}).ok());
+  ASSERT_TRUE(env_.directory.TombstonePlacement("dave", "shard-b", 1, "", "lobby").ok());
+  a_->Say("Alice", "tell Dave hello");
+  ASSERT_TRUE(Until([&] {
+    return alice->Has("Dave is not online. ('mail send Dave <message>' reaches them later.)");
+  })) << alice->Text();
+  EXPECT_THAT(alice->Text(), Not(HasSubstr("There is no player called 'Dave'")));
+  EXPECT_THAT(a_->MetricsText(), HasSubstr("telos_comms_tells_total{outcome=\"refused\"} 2"));
+}
+
+TEST_F(FleetCommsTest, TellWhileTheBusIsDownIsRefusedAndWorksOnceItIsBack) {
+  MakeShards();
+  auto alice = a_->Login("Alice", "gate-1");
+  auto bob = b_->Login("Bob", "gate-2");
+  a_->bus.SetConnected(false);
+  a_->Say("Alice", "tell bob are you there?");
+  ASSERT_TRUE(Until([&] { return alice->Has("cannot reach the rest of the world"); }))
+      << alice->Text();
+  EXPECT_THAT(alice->Text(), Not(HasSubstr("You tell Bob")));
+
+  a_->bus.SetConnected(true);
+  a_->Say("Alice", "tell bob back now");
+  ASSERT_TRUE(Until([&] { return bob->Has("Alice tells you, 'back now'"); })) << bob->Text();
+  EXPECT_THAT(bob->Text(), Not(HasSubstr("are you there?")));
+}
+
+TEST_F(FleetCommsTest, ChannelWhileTheBusIsDownIsHeardOnThisShardOnly) {
+  MakeShards();
+  auto alice = a_->Login("Alice", "gate-1");
+  auto carol = a_->Login("Carol", "gate-1");
+  auto bob = b_->Login("Bob", "gate-2");
+  a_->bus.SetConnected(false);
+  a_->Say("Alice", "ooc is this thing on?");
+  EXPECT_THAT(alice->Text(), HasSubstr("[ooc] Alice: is this thing on?"));
+  EXPECT_THAT(alice->Text(), HasSubstr("Only players on this shard heard that"));
+  EXPECT_THAT(carol->Text(), HasSubstr("[ooc] Alice: is this thing on?"));
+  EXPECT_THAT(carol->Text(), Not(HasSubstr("Only players on this shard")));
+
+  a_->bus.SetConnected(true);
+  a_->Say("Alice", "ooc and now?");
+  ASSERT_TRUE(Until([&] { return bob->Has("[ooc] Alice: and now?"); })) << bob->Text();
+  EXPECT_THAT(bob->Text(), Not(HasSubstr("is this thing on?")));  // nothing was queued
+  EXPECT_EQ(Count(alice->Text(), "Only players on this shard"), 1u);
+}
+
+TEST_F(FleetCommsTest, TellToALinkDeadPlayerIsRefusedUntilTheyAttachAgain) {
+  MakeShards();
+  auto alice = a_->Login("Alice", "gate-1");
+  auto bob = b_->Login("Bob", "gate-2");
+  b_->comms->LinkDead("bob");
+  a_->Say("Alice", "tell bob wake up");
+  ASSERT_TRUE(Until([&] { return alice->Has("cannot hear you right now."); })) << alice->Text();
+  EXPECT_THAT(alice->Text(), AnyOf(HasSubstr("Bob cannot hear you right now."),
+                                   HasSubstr("bob cannot hear you right now.")));
+  EXPECT_THAT(alice->Text(), Not(HasSubstr("You tell Bob")));
+  // Shard B answered without handing the tell to its host.
+  b_->executor.RunReady();
+  EXPECT_THAT(bob->Text(), Not(HasSubstr("wake up")));
+
+  b_->comms->Attached("bob", "gate-3");
+  a_->Say("Alice", "tell bob welcome back");
+  ASSERT_TRUE(Until([&] { return bob->Has("Alice tells you, 'welcome back'"); })) << bob->Text();
+}
+
+TEST_F(FleetCommsTest, TellNobodyAnswersInTimeCannotBeHeard) {
+  ShardOptions quick;
+  quick.tell_timeout_ms = 100;
+  MakeShards(quick);
+  auto alice = a_->Login("Alice", "gate-1");
+  // Something subscribes to ghost's subject but never answers.
+  bus::InProcessBus stranger(env_.hub);
+  auto silent = stranger.Subscribe(a_->comms->PlayerSubject("ghost"), [](const bus::Message&) {});
+  ASSERT_TRUE(silent.ok());
+  a_->Say("Alice", "tell ghost boo");
+  ASSERT_TRUE(Until([&] { return alice->Has("ghost cannot hear you right now."); }))
+      << alice->Text();
+}
+
+// ---------------------------------------------------------------- channels
+
+TEST_F(FleetCommsTest, ChannelLinesCrossShardsAndEachIsHeardOnce) {
+  MakeShards();
+  auto alice = a_->Login("Alice", "gate-1");
+  auto bob = b_->Login("Bob", "gate-2");
+  a_->Say("Alice", "ooc hello fleet");
+  ASSERT_TRUE(Until([&] { return bob->Has("[ooc] Alice: hello fleet"); })) << bob->Text();
+
+  // Shard A's own line came back to it on the bus too. A later line from the same publisher
+  // arrives after it, so once the marker is in, an echo would have been delivered already.
+  ASSERT_TRUE(a_->bus
+                  .Publish(std::string(kPrefix) + ".chan.ooc",
+                           R"({"origin":"shard-z","channel":"ooc","from":"Zed","text":"marker"})")
+                  .ok());
+  ASSERT_TRUE(
+      Until([&] { return alice->Has("[ooc] Zed: marker") && bob->Has("[ooc] Zed: marker"); }));
+  EXPECT_EQ(Count(alice->Text(), "[ooc] Alice: hello fleet"), 1u) << alice->Text();
+  EXPECT_EQ(Count(bob->Text(), "[ooc] Alice: hello fleet"), 1u) << bob->Text();
+
+  b_->Say("Bob", "ooc hi from b");
+  ASSERT_TRUE(Until([&] { return alice->Has("[ooc] Bob: hi from b"); })) << alice->Text();
+  EXPECT_EQ(Count(bob->Text(), "[ooc] Bob: hi from b"), 1u);
+  EXPECT_THAT(b_->MetricsText(), HasSubstr("telos_comms_channel_lines_total 2"));  // Alice, Zed
+}
+
+TEST_F(FleetCommsTest, StrayChannelMessagesAreIgnored) {
+  MakeShards();
+  auto alice = a_->Login("Alice", "gate-1");
+  const std::string subject = std::string(kPrefix) + ".chan.ooc";
+  ASSERT_TRUE(b_->bus.Publish(subject, "not json at all").ok());
+  ASSERT_TRUE(b_->bus.Publish(subject, R"(["an", "array"])").ok());
+  ASSERT_TRUE(
+      b_->bus.Publish(subject, R"({"origin":"shard-z","from":"Zed","text":"no channel"})").ok());
+  ASSERT_TRUE(
+      b_->bus.Publish(subject, R"({"origin":"shard-z","channel":"ooc","from":"Zed","text":"ok"})")
+          .ok());
+  ASSERT_TRUE(Until([&] { return alice->Has("[ooc] Zed: ok"); })) << alice->Text();
+  EXPECT_THAT(alice->Text(), Not(HasSubstr("no channel")));
+  EXPECT_EQ(Count(alice->Text(), "[ooc]"), 1u) << alice->Text();
+}
+
+// ---------------------------------------------------------------- mail pings
+
+TEST_F(FleetCommsTest, MailPingReachesAConnectedRecipientOnTheOtherShard) {
+  MakeShards();
+  auto bob = b_->Login("Bob", "gate-2");
+  a_->comms->PingMail("Bob", "Alice");
+  ASSERT_TRUE(Until([&] { return bob->Has(world::PingingMail::PingLine("Alice")); }))
+      << bob->Text();
+  EXPECT_THAT(a_->MetricsText(), HasSubstr("telos_comms_mail_pings_total 1"));
+}
+
+TEST_F(FleetCommsTest, MailPingSkipsRecipientsWhoAreNotConnected) {
+  MakeShards();
+  auto carl = b_->Login("Carl", "");  // hosted, waiting for a gate: no presence
+  auto dora = b_->Login("Dora", "gate-3");
+  b_->comms->LinkDead("dora");
+  auto bob = b_->Login("Bob", "gate-2");
+  // The directory calls run inline here: each decision is made before PingMail returns.
+  a_->comms->PingMail("Carl", "Alice");
+  a_->comms->PingMail("Dora", "Alice");
+  a_->comms->PingMail("Nobody", "Alice");
+  EXPECT_THAT(a_->MetricsText(), HasSubstr("telos_comms_mail_pings_total 0"));
+  a_->comms->PingMail("Bob", "Alice");
+  EXPECT_THAT(a_->MetricsText(), HasSubstr("telos_comms_mail_pings_total 1"));
+  // Bob's ping was published last to the same bus client, so anything for Carl or Dora would
+  // have been delivered to shard B's host before it.
+  ASSERT_TRUE(Until([&] { return bob->Has("You have new mail from Alice."); })) << bob->Text();
+  b_->executor.RunReady();
+  EXPECT_THAT(carl->Text(), Not(HasSubstr("new mail")));
+  EXPECT_THAT(dora->Text(), Not(HasSubstr("new mail")));
+}
+
+// ---------------------------------------------------------------- presence
+
+TEST_F(FleetCommsTest, PresenceFollowsResidency) {
+  ShardOptions pooled;
+  pooled.blocking_pool = true;  // as in production: directory calls on another thread
+  MakeShards({}, pooled);
+  b_->comms->Arrived("bob", "gate-1");
+  ASSERT_TRUE(PresenceBecomes("bob", "gate-1"));
+  EXPECT_EQ(PresenceOf("bob")->shard, "shard-b");
+  EXPECT_GT(PresenceOf("bob")->ttl_ms, 0);
+
+  b_->comms->Attached("bob", "gate-2");  // reconnected through another gate
+  ASSERT_TRUE(PresenceBecomes("bob", "gate-2"));
+  b_->comms->LinkDead("bob");
+  ASSERT_TRUE(PresenceBecomes("bob", ""));
+  b_->comms->Attached("bob", "gate-3");
+  ASSERT_TRUE(PresenceBecomes("bob", "gate-3"));
+  b_->comms->Left("bob");
+  ASSERT_TRUE(PresenceBecomes("bob", ""));
+
+  // No gate yet: no presence. Attached for someone not resident here: ignored.
+  b_->comms->Arrived("carl", "");
+  b_->comms->Attached("zed", "gate-9");
+  b_->comms->Arrived("dora", "gate-4");  // queued after the two above on the one pool thread
+  ASSERT_TRUE(PresenceBecomes("dora", "gate-4"));
+  EXPECT_FALSE(PresenceOf("carl").has_value());
+  EXPECT_FALSE(PresenceOf("zed").has_value());
+}
+
+TEST_F(FleetCommsTest, LinkDeadDoesNotClearPresenceAnotherGateNowHolds) {
+  MakeShards();
+  b_->comms->Arrived("bob", "gate-1");
+  // The player connected through gate-2 elsewhere meanwhile (as seen by the directory).
+  ASSERT_TRUE(env_.directory.SetPresence("bob", "gate-2", "shard-a", 60'000).ok());
+  b_->comms->LinkDead("bob");
+  ASSERT_TRUE(PresenceOf("bob").has_value());
+  EXPECT_EQ(PresenceOf("bob")->gate, "gate-2");
+}
+
+TEST_F(FleetCommsTest, PresenceOfConnectedPlayersIsRefreshedBeforeItExpires) {
+  ShardOptions short_ttl;
+  short_ttl.presence_ttl_ms = 300;  // refreshed every 100 ms of real time
+  MakeShards({}, short_ttl);
+  b_->comms->Arrived("bob", "gate-1");
+  b_->comms->Arrived("carl", "gate-2");
+  b_->comms->LinkDead("carl");
+  ASSERT_TRUE(PresenceOf("bob").has_value());
+  env_.clock.Advance(std::chrono::milliseconds(301));
+  ASSERT_FALSE(PresenceOf("bob").has_value());  // expired on the directory's clock
+
+  const auto deadline = std::chrono::steady_clock::now() + kWait;
+  while (!PresenceOf("bob").has_value() && std::chrono::steady_clock::now() < deadline) {
+    env_.io.run_one_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(PresenceOf("bob").has_value());
+  EXPECT_EQ(PresenceOf("bob")->gate, "gate-1");
+  EXPECT_EQ(PresenceOf("bob")->ttl_ms, 300);
+  EXPECT_FALSE(PresenceOf("carl").has_value());  // link-dead: not refreshed
+}
+
+// ---------------------------------------------------------------- subjects and lifecycle
+
+TEST_F(FleetCommsTest, PlayerSubjectIsOneTokenDerivedFromTheName) {
+  MakeShards();
+  EXPECT_EQ(a_->comms->PlayerSubject("Bob"), "telos.test.player.bob");
+  EXPECT_EQ(a_->comms->PlayerSubject("bob"), a_->comms->PlayerSubject("BOB"));
+  // Whatever a player types, it cannot add tokens or wildcards to the subject.
+  const std::string hostile = a_->comms->PlayerSubject("x.*.>");
+  EXPECT_TRUE(bus::ValidSubject(hostile, /*allow_wildcards=*/false)) << hostile;
+  EXPECT_EQ(Count(hostile, "."), 3u) << hostile;
+  EXPECT_EQ(SubjectPrefixFor("prod"), "telos.prod");
+  EXPECT_EQ(SubjectPrefixFor("eu.west"), "telos.eu_2ewest");
+}
+
+TEST_F(FleetCommsTest, StoppedCommsReceiveNothing) {
+  MakeShards();
+  auto alice = a_->Login("Alice", "gate-1");
+  auto bob = b_->Login("Bob", "gate-2");
+  a_->comms->Stop();
+  // Alice's subject has no subscriber any more: nobody hosts her, as far as the fleet can tell.
+  b_->Say("Bob", "tell alice still there?");
+  ASSERT_TRUE(Until([&] { return bob->Has("There is no player called 'alice'."); })) << bob->Text();
+  b_->Say("Bob", "ooc anyone?");
+  a_->executor.RunReady();
+  EXPECT_THAT(alice->Text(), Not(HasSubstr("still there?")));
+  EXPECT_THAT(alice->Text(), Not(HasSubstr("anyone?")));
+  // And residency reported after Stop subscribes nothing.
+  a_->comms->Arrived("carol", "gate-1");
+  EXPECT_FALSE(PresenceOf("carol").has_value());
+}
+
+}  // namespace
+}  // namespace telos::shard
