@@ -1,13 +1,21 @@
 #!/usr/bin/env python3
-"""Graceful drain with players connected: drain time and disconnects.
+"""Losing a world with players connected: a graceful drain, or a crash.
 
 Starts a local fleet (scripts/fleet: the account service, world-0 holding every zone, world-1
 as a standby for the same pool, one gate), connects a bot swarm through the gate, and once every
-bot plays sends SIGTERM to world-0. world-0 moves each zone's lease to world-1 and hands its
-players over in place; its "drain complete" log line gives the drain time and the counts, and
-the swarm's report gives the disconnects and errors the players saw.
+bot plays breaks world-0:
+
+  drain (SIGTERM): world-0 moves each zone's lease to world-1 and hands its players over in
+    place; its "drain complete" log line gives the drain time and the counts.
+  kill (SIGKILL, --kill): nothing is handed over. world-1 adopts each zone once its lease
+    lapses; the gate keeps every socket and routes each session to the new owner, which loads
+    the character from its freshest checkpoint. Measured: seconds from the kill until every
+    zone has a live owner again (target: lease TTL + 1 s), and until every player plays again.
+
+The swarm's report gives the disconnects and errors the players saw.
 
   bench/run fleet-drain [--players 1000] [--duration-s 40]
+  bench/run fleet-recovery [--players 1000] [--duration-s 40] [--lease-ttl-ms 3000]
 
 Prints one JSON object; docs/benchmarks.md records the figures and this command.
 """
@@ -20,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "bench"))
@@ -43,6 +52,8 @@ def main():
     parser.add_argument("--ramp-per-second", type=int, default=200)
     parser.add_argument("--base-port", type=int, default=24000)
     parser.add_argument("--out", default=os.path.join(REPO, "bench", "results", "fleet-drain"))
+    parser.add_argument("--kill", action="store_true", help="SIGKILL world-0 instead of a drain")
+    parser.add_argument("--lease-ttl-ms", type=int, default=15000)
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     fleet_dir = tempfile.mkdtemp(prefix="telos-drain-bench-")
@@ -54,6 +65,7 @@ def main():
         "TELOS_REDIS_NAMESPACE": tag, "TELOS_DATABASE_SCHEMA": tag,
         "TELOS_PASSWORD_MEMORY_KIB": "64", "TELOS_PASSWORD_PASSES": "1",
         "TELOS_CONNECTIONS_PER_ADDRESS_MAX": str(args.players + 64), "TELOS_LOG_LEVEL": "info",
+        "TELOS_LEASE_TTL_MS": str(args.lease_ttl_ms),
     })
     fleet = os.path.join(REPO, "scripts", "fleet")
     # world-0 alone takes every zone and every player; world-1 joins as a standby for the same
@@ -80,19 +92,7 @@ def main():
         time.sleep(5)  # let the swarm settle into its steady walk before the drain
         with open(os.path.join(fleet_dir, "pids", "world-0.pid")) as f:
             pid = int(f.read().strip())
-        sent = time.time()
-        os.kill(pid, signal.SIGTERM)
-        world0 = os.path.join(fleet_dir, "logs", "world-0.log")
-
-        def drained():
-            for entry in log_lines(world0):
-                if entry.get("msg") in ("drain complete", "graceful drain incomplete"):
-                    return entry
-            return None
-        drain = ppb.wait_for(drained, 120, "world-0's drain")
-        exited = ppb.wait_for(lambda: not os.path.exists("/proc/%d" % pid) or None, 60,
-                              "world-0 to exit")
-        stop_s = time.time() - sent
+        outcome = (kill_and_recover if args.kill else drain_and_exit)(args, fleet_dir, pid)
         bots.wait(timeout=args.duration_s + args.players / args.ramp_per_second + 120)
         with open(report) as f:
             swarm = json.load(f)
@@ -103,16 +103,58 @@ def main():
                         "DROP SCHEMA IF EXISTS %s CASCADE" % tag], check=False,
                        stderr=subprocess.DEVNULL)
         shutil.rmtree(fleet_dir, ignore_errors=True)
-    del exited
-    print(json.dumps({
+    print(json.dumps(dict(outcome, **{
         "players": args.players,
-        "drain": {k: drain.get(k) for k in ("msg", "redirected", "reclaimed", "took_ms")},
-        "sigterm_to_exit_s": round(stop_s, 2),
+        "lease_ttl_ms": args.lease_ttl_ms,
         "bots_playing_at_end": swarm["bots_playing_at_end"],
         "unexpected_disconnects": swarm["unexpected_disconnects"],
         "errors": swarm["errors"],
         "rtt_ms": swarm["rtt"],
-    }, indent=2))
+    }), indent=2))
+
+
+def drain_and_exit(args, fleet_dir, pid):
+    sent = time.time()
+    os.kill(pid, signal.SIGTERM)
+    world0 = os.path.join(fleet_dir, "logs", "world-0.log")
+
+    def drained():
+        for entry in log_lines(world0):
+            if entry.get("msg") in ("drain complete", "graceful drain incomplete"):
+                return entry
+        return None
+    drain = ppb.wait_for(drained, 120, "world-0's drain")
+    ppb.wait_for(lambda: not os.path.exists("/proc/%d" % pid) or None, 60, "world-0 to exit")
+    return {"drain": {k: drain.get(k) for k in ("msg", "redirected", "reclaimed", "took_ms")},
+            "sigterm_to_exit_s": round(time.time() - sent, 2)}
+
+
+def kill_and_recover(args, fleet_dir, pid):
+    cluster = "http://127.0.0.1:%d/api/cluster" % (args.base_port + 400)
+    health = "http://127.0.0.1:%d/api/health" % (args.base_port + 201)
+
+    def get(url):
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                return json.load(r)
+        except (OSError, ValueError):
+            return None
+
+    killed = time.time()
+    os.kill(pid, signal.SIGKILL)
+
+    def zones_back():
+        view = get(cluster)
+        if not view:
+            return None
+        owned = [z for z in view["zones"] if z["zone"] != "lobby"]
+        return all((z["owner"] or {}).get("shard") == "world-1" for z in owned) or None
+    ppb.wait_for(zones_back, 120, "world-1 to own every zone")
+    zones_s = time.time() - killed
+    ppb.wait_for(lambda: (get(health) or {}).get("players", 0) >= args.players or None, 180,
+                 "every player playing on world-1")
+    return {"kill_to_zones_served_s": round(zones_s, 2),
+            "kill_to_all_players_back_s": round(time.time() - killed, 2)}
 
 
 if __name__ == "__main__":

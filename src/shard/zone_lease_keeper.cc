@@ -255,6 +255,10 @@ void ZoneLeaseKeeper::ClaimFree(std::set<std::string>& stopped) {
       if (held_.contains(zone) || suspended_.contains(zone)) continue;
     }
     if (stopped.contains(zone)) continue;
+    {
+      std::lock_guard lock(mu_);
+      watched_expiry_.erase(zone);  // set again below if a peer still holds it
+    }
     // Claims block; a held zone must not outlive its fence while they do.
     for (std::string& z : EnforceFences()) stopped.insert(std::move(z));
     const Instant sent = clock_.Now();
@@ -263,6 +267,7 @@ void ZoneLeaseKeeper::ClaimFree(std::set<std::string>& stopped) {
     if (!claimed.ok()) {
       if (claimed.status().code() == StatusCode::kConflict) {
         log_.Debug("zone held by a live peer", {{"zone", zone}});
+        WatchExpiry(zone);
       } else {
         log_.Warn("zone claim failed", {{"zone", zone}, {"error", claimed.status().ToString()}});
       }
@@ -281,6 +286,26 @@ void ZoneLeaseKeeper::ClaimFree(std::set<std::string>& stopped) {
     }
     Hold(zone, epoch, sent, claimed->ttl_ms, /*adopted=*/false);
   }
+}
+
+void ZoneLeaseKeeper::WatchExpiry(const std::string& zone) {
+  // A peer's lease lapses at most lease_ttl_ms after its last renewal; waking only every pass
+  // would add up to a pass interval to the time an orphaned zone waits. Wake just after it.
+  const Instant now = clock_.Now();
+  auto owner = directory_.OwnerOfZone(zone);
+  if (!owner.ok() || !owner->has_value()) return;
+  const Instant expiry = now + Millis((*owner)->ttl_ms + kExpiryMarginMs);
+  std::lock_guard lock(mu_);
+  watched_expiry_[zone] = expiry;
+}
+
+std::optional<Instant> ZoneLeaseKeeper::EarliestWatchedExpiry() const {
+  std::lock_guard lock(mu_);
+  std::optional<Instant> earliest;
+  for (const auto& [zone, at] : watched_expiry_) {
+    if (!earliest || at < *earliest) earliest = at;
+  }
+  return earliest;
 }
 
 void ZoneLeaseKeeper::ReportOccupancy() {
@@ -407,7 +432,8 @@ void ZoneLeaseKeeper::Run() {
       std::lock_guard lock(mu_);
       if (stopping_) return;
     }
-    if (clock_.Now() >= next_pass) {
+    const auto expiry = EarliestWatchedExpiry();
+    if (clock_.Now() >= next_pass || (expiry && clock_.Now() >= *expiry)) {
       next_pass = clock_.Now() + interval;
       Tick();
     } else {
@@ -415,6 +441,7 @@ void ZoneLeaseKeeper::Run() {
     }
     Instant wake = next_pass;
     if (auto fence = EarliestFence(); fence && *fence < wake) wake = *fence;
+    if (auto watched = EarliestWatchedExpiry(); watched && *watched < wake) wake = *watched;
     std::unique_lock lock(mu_);
     const Duration wait = wake - clock_.Now();
     if (wait > Duration::zero()) {

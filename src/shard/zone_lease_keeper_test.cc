@@ -533,6 +533,40 @@ TEST_F(ZoneLeaseKeeperTest, AStaleEpochIsClaimedAgainAboveTheDurableFence) {
   EXPECT_EQ(Owner("town")->epoch, 9u);
 }
 
+// A standby does not wait for its next pass to adopt an orphan: it watches when the owner's
+// lease would lapse and tries right after.
+TEST_F(ZoneLeaseKeeperTest, AStandbyWatchesWhenAPeersLeaseWouldLapse) {
+  FakeHost host, standby_host;
+  ZoneLeaseKeeperOptions o = Options("A", "10.0.0.1:7000");
+  o.pool = {"town"};
+  auto a = Keeper(o, host);
+  ASSERT_TRUE(a->Register().ok());
+  const Instant granted = clock_.Now();
+  a->Tick();
+  ZoneLeaseKeeperOptions s = Options("B", "10.0.0.2:7000");
+  s.pool = {"town"};
+  auto b = Keeper(s, standby_host);
+  ASSERT_TRUE(b->Register().ok());
+  EXPECT_FALSE(b->EarliestWatchedExpiry().has_value());
+  Advance(4'000);
+  b->Tick();
+  ASSERT_TRUE(b->EarliestWatchedExpiry().has_value());
+  EXPECT_EQ(*b->EarliestWatchedExpiry(),
+            granted + Millis(kTtlMs + ZoneLeaseKeeper::kExpiryMarginMs));
+  // A renews: the next look moves the watch with it.
+  Advance(1'000);
+  const Instant renewed = clock_.Now();
+  a->Tick();
+  b->Tick();
+  EXPECT_EQ(*b->EarliestWatchedExpiry(),
+            renewed + Millis(kTtlMs + ZoneLeaseKeeper::kExpiryMarginMs));
+  // A is gone: at the watched instant B wins the zone.
+  clock_.Advance(*b->EarliestWatchedExpiry() - clock_.Now());
+  b->Tick();
+  EXPECT_THAT(b->held(), ElementsAre(Pair("town", 2u)));
+  EXPECT_FALSE(b->EarliestWatchedExpiry().has_value());
+}
+
 TEST_F(ZoneLeaseKeeperTest, ReadoptionRestartsRenewal) {
   FakeHost host_a, host_b;
   ZoneLeaseKeeperOptions oa = Options("A", "10.0.0.1:7000");

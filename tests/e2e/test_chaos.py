@@ -228,10 +228,25 @@ class ChaosTest(FleetCase):
         self.summary("rolling restart", swarm.report())
 
     def test_2_kill9_world_zones_back_within_ttl(self):
+        # A scripted player besides the swarm: where they stood at the last checkpoint is
+        # where they stand after the crash (at most one checkpoint interval is lost).
+        path = follow(ROOMS, START, TO_TOWN)
+        kilroy = self.fleet.connect("gate-0")
+        new_player(kilroy, "kilroy", "Kilroy")
+        transcript = []
+        for d, room in zip(TO_TOWN, path):
+            self.step(kilroy, d, room, transcript)
+        deadline = time.time() + 15
+        while self.fleet.checkpoint("kilroy").get("room_id") != path[-1].ref.split(":")[1]:
+            self.assertLess(time.time(), deadline, "Kilroy's position was never checkpointed")
+            time.sleep(0.05)
         swarm = self.swarm("kill", 30)
         victim = self.owner_of("town")
         self.fleet.kill(victim)
         recovery = self.wait_all_zones_served(victim, 30)
+        kilroy.mark()
+        kilroy.send("look")
+        kilroy.expect(path[-1].name, SEEN_S)  # same socket, same room, no new login
         report = swarm.report()
         self.start_world(victim)
         self.summary("kill -9 " + victim, report, recovery)

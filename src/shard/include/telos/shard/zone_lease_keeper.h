@@ -7,7 +7,10 @@
 // nothing is a warm standby: registered, heartbeating, hosting nothing, and still walking the
 // pool every pass, so it adopts an orphaned zone as soon as the dead owner's lease lapses.
 // Held leases are renewed every pass; the thread (Start) runs a pass every
-// RenewIntervalMs(lease_ttl_ms) (TTL/3), or sooner if the shard TTL is the shorter one.
+// RenewIntervalMs(lease_ttl_ms) (TTL/3), or sooner if the shard TTL is the shorter one, and also
+// just after the lease of a pool zone a peer holds would lapse (read from the directory when
+// the claim found it held), so a crashed owner's zone is adopted within its TTL, not a pass
+// interval later.
 //
 // The local fence (invariant 1). Each held lease has a local deadline: clock.Now() read *before*
 // the claim or renew was sent, plus the ttl_ms the directory granted, so it can only be earlier
@@ -102,6 +105,9 @@ struct ZoneLeaseKeeperOptions {
 
 class ZoneLeaseKeeper {
  public:
+  // How long after a peer's lease would lapse the keeper tries to claim it.
+  static constexpr int64_t kExpiryMarginMs = 20;
+
   // REQUIRES: options.shard_id and options.endpoint non-empty; the TTL bounds above.
   ZoneLeaseKeeper(ZoneLeaseKeeperOptions options, directory::Directory& directory,
                   ZoneHosting& hosting, const Clock& clock, Logger& log, Metrics& metrics);
@@ -143,6 +149,9 @@ class ZoneLeaseKeeper {
   // Zones running in single-shard mode: their leases could not be confirmed (directory
   // unreachable), so they write nothing until confirmed again. By the epoch last held.
   std::map<std::string, uint64_t> suspended() const;
+  // When the thread will next try to claim a pool zone a peer holds: just after the peer's
+  // lease would lapse if it is not renewed. Empty when no such zone is watched.
+  std::optional<Instant> EarliestWatchedExpiry() const;
 
   // Takes over a zone whose lease a peer has just moved to this shard at `epoch`: confirms it
   // with a renewal, starts hosting it and keeps renewing it. FailedPrecondition when the
@@ -178,6 +187,10 @@ class ZoneLeaseKeeper {
   // stopped otherwise. False if it was no longer held at `epoch`.
   bool FenceReached(const std::string& zone, const Lease& lease);
   void ClaimFree(std::set<std::string>& stopped);
+  // A pool zone is held by a live peer: remember when its lease would lapse, so the thread
+  // runs a pass right then instead of up to a pass interval later (an orphan is adopted within
+  // lease TTL plus a few milliseconds of the owner's last renewal).
+  void WatchExpiry(const std::string& zone);
   void ReportOccupancy();
   // Stops every held zone whose fence instant (deadline - lease_ttl_ms/6) has passed, without
   // asking the directory. Returns the zones stopped.
@@ -208,6 +221,7 @@ class ZoneLeaseKeeper {
   mutable std::mutex mu_;  // small: guards the fields below, never held across a call out
   std::map<std::string, Lease> held_;                             // GUARDED_BY(mu_)
   std::map<std::string, uint64_t> suspended_;                     // GUARDED_BY(mu_)
+  std::map<std::string, Instant> watched_expiry_;                 // GUARDED_BY(mu_)
   std::function<std::vector<directory::ZoneCount>()> occupancy_;  // GUARDED_BY(mu_)
   bool stopping_ = false;                                         // GUARDED_BY(mu_)
   std::condition_variable wake_;
