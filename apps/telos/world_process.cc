@@ -31,11 +31,13 @@ constexpr std::chrono::milliseconds kProbeInterval{1000};
 class WorldProcess::Hosting final : public shard::ZoneHosting {
  public:
   Hosting(world::WorldHost& host, shard::WorldShard& shard, shard::StorePersistence& persistence,
-          store::CharacterStore& characters, std::string shard_id, Logger& log)
+          store::CharacterStore& characters, const DependencyHealth& health, std::string shard_id,
+          Logger& log)
       : host_(host),
         shard_(shard),
         persistence_(persistence),
         characters_(characters),
+        health_(health),
         shard_id_(std::move(shard_id)),
         log_(log) {}
 
@@ -69,6 +71,7 @@ class WorldProcess::Hosting final : public shard::ZoneHosting {
     return Status::Ok();
   }
   uint64_t EpochFloor(const std::string& zone) override {
+    std::lock_guard lock(mu_);
     auto it = floors_.find(zone);
     return it == floors_.end() ? 0 : it->second;
   }
@@ -79,6 +82,12 @@ class WorldProcess::Hosting final : public shard::ZoneHosting {
   // directory lost its epochs (an empty Redis): refuse, and claim again above the fence.
   // PostgreSQL unreachable: start anyway; the first save raises the fence itself.
   Status RaiseFence(const std::string& zone, uint64_t epoch) {
+    // Known down: do not block the lease keeper's pass on a connect timeout.
+    if (!health_.up("postgres")) {
+      log_.Warn("zone fence not raised (PostgreSQL down): the first save will raise it",
+                {{"zone", zone}, {"epoch", epoch}});
+      return Status::Ok();
+    }
     auto fence = characters_.RaiseZoneFence(zone, static_cast<int64_t>(epoch), shard_id_);
     if (!fence.ok()) {
       log_.Warn("zone fence not raised: the first save will raise it",
@@ -86,7 +95,10 @@ class WorldProcess::Hosting final : public shard::ZoneHosting {
       return Status::Ok();
     }
     if (*fence > static_cast<int64_t>(epoch)) {
-      floors_[zone] = static_cast<uint64_t>(*fence) + 1;
+      {
+        std::lock_guard lock(mu_);
+        floors_[zone] = static_cast<uint64_t>(*fence) + 1;
+      }
       log_.Warn("lease epoch below the zone's durable fence: claiming again above it",
                 {{"zone", zone}, {"epoch", epoch}, {"fence", *fence}});
       return Status::FailedPrecondition("zone " + zone + " was written at lease epoch " +
@@ -100,9 +112,11 @@ class WorldProcess::Hosting final : public shard::ZoneHosting {
   shard::WorldShard& shard_;
   shard::StorePersistence& persistence_;
   store::CharacterStore& characters_;
+  const DependencyHealth& health_;
   const std::string shard_id_;
   Logger& log_;
-  std::map<std::string, uint64_t> floors_;  // only touched from the keeper's pass
+  std::mutex mu_;                           // StartZone also runs on gRPC threads (Adopt)
+  std::map<std::string, uint64_t> floors_;  // guarded by mu_
 };
 
 // Without an account service, in-game password changes are refused.
@@ -212,7 +226,7 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
           [&io](const std::string&) { return world::MakeStrandExecutor(io); }, SeedOf(settings)),
       shard_(ShardOptions(settings, *pack_), host_, directory, db.characters(), persistence_,
              assertion_key, handoff_key, io, blocking, clock, log, metrics),
-      hosting_(std::make_unique<Hosting>(host_, shard_, persistence_, db.characters(),
+      hosting_(std::make_unique<Hosting>(host_, shard_, persistence_, db.characters(), health_,
                                          settings.shard_id, log)),
       keeper_(KeeperOptions(settings, pool_), directory, *hosting_, clock, log, metrics),
       health_(log, metrics) {
@@ -331,6 +345,7 @@ void WorldProcess::Stop() {
     log_.Error("zones did not stop in time; their players may not be saved",
                {{"zones_left", static_cast<int64_t>(zones_left)}});
   }
+  persistence_.SubmitHeld();  // single-shard mode's held saves: the zone fence judges them
   if (Status flushed = persistence_.FlushAll(kStopTimeout); !flushed.ok()) {
     log_.Error("saves not flushed at stop", {{"error", flushed.ToString()}});
   }

@@ -287,9 +287,17 @@ void FleetWorldLink::Route(uint64_t id) {
     // Unreadable: a lobby shard takes the session and names the character's zone if it is
     // hosted elsewhere.
     auto placement = directory_.LookupPlacement(name_key);
+    std::lock_guard lock(mu_);
     if (placement.ok() && *placement) {
       zone = (*placement)->zone;
       resident_shard = (*placement)->shard;
+      if (last_resident_.size() >= kLastResidentMax) last_resident_.clear();
+      last_resident_[name_key] = resident_shard;
+    } else if (!placement.ok()) {
+      // Where it lived when last read: a link-dead copy there must not be claimed elsewhere.
+      if (auto it = last_resident_.find(name_key); it != last_resident_.end()) {
+        resident_shard = it->second;
+      }
     }
   }
   std::string endpoint;

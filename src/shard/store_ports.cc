@@ -174,19 +174,37 @@ void StorePersistence::HoldZone(const std::string& zone) {
 }
 
 void StorePersistence::ReleaseZone(const std::string& zone) {
-  std::map<std::string, store::CharacterSnapshot> held;
+  size_t released = 0;
   {
     std::lock_guard lock(mu_);
     auto it = zone_gates_.find(zone);
     if (it == zone_gates_.end()) return;
-    held.swap(it->second.held);
+    // Re-stamped with the tenure now confirmed: if it is a new one (the lease lapsed while
+    // Redis was away and was won again), nobody else wrote the zone meanwhile or the store's
+    // fence would have refused the new epoch; a character a peer claimed meanwhile is still
+    // refused by its owner_epoch. Submitted under the lock so that no newer save of the same
+    // character can reach the saver first and be replaced by this older one.
+    const auto epoch = lease_epochs_.find(zone);
+    for (auto& [key, out] : it->second.held) {
+      if (epoch != lease_epochs_.end())
+        out.record.zone_lease_epoch = static_cast<int64_t>(epoch->second);
+      Submit(std::move(out));
+      ++released;
+    }
     zone_gates_.erase(it);
   }
-  if (!held.empty()) {
+  if (released != 0) {
     log_.Info("writing saves held in single-shard mode",
-              {{"zone", zone}, {"characters", static_cast<int64_t>(held.size())}});
+              {{"zone", zone}, {"characters", static_cast<int64_t>(released)}});
   }
-  for (auto& [key, out] : held) Submit(std::move(out));
+}
+
+void StorePersistence::SubmitHeld() {
+  std::lock_guard lock(mu_);
+  for (auto& [zone, gate] : zone_gates_) {
+    for (auto& [key, out] : gate.held) Submit(std::move(out));
+    gate.held.clear();
+  }
 }
 
 void StorePersistence::DropZone(const std::string& zone) {

@@ -191,6 +191,47 @@ TEST_F(DurabilityLadderTest, AHeldZoneKeepsTheNewestSaveUntilReleasedAndWritesNo
   EXPECT_EQ(RowVersion(), claimed_.state_version + 2);
 }
 
+// Every save carries (zone, shard, lease epoch); a store whose zone fence has moved past that
+// epoch refuses it.
+TEST_F(DurabilityLadderTest, SavesCarryTheZoneStampAndAStaleTenureIsRefused) {
+  persistence_->SetShard("world-7");
+  persistence_->SetLeaseEpoch("town", 4);
+  Save("town:lantern_row", world::SaveReason::kQuit);
+  auto row = db_->characters().Load("Ada");
+  EXPECT_EQ(row->writer_shard, "world-7");
+  EXPECT_EQ(row->zone_lease_epoch, 4);
+  ASSERT_EQ(*db_->characters().RaiseZoneFence("town", 5, "world-8"), 5);
+  Save("town:west_gate", world::SaveReason::kQuit);
+  EXPECT_EQ(RowRoom(), "lantern_row") << "a save of tenure 4 after tenure 5 began";
+  EXPECT_THAT(LogText(), HasSubstr("zone fenced"));
+}
+
+// Held while Redis was away, then the lease was won again at a new epoch: the held save is
+// written under the confirmed tenure, not refused for carrying the old one.
+TEST_F(DurabilityLadderTest, HeldSavesAreWrittenUnderTheTenureThatResumesTheZone) {
+  persistence_->SetLeaseEpoch("town", 4);
+  persistence_->HoldZone("town");
+  Save("town:tanners_walk", world::SaveReason::kQuit);
+  ASSERT_EQ(*db_->characters().RaiseZoneFence("town", 5, "world-0"), 5);  // as ResumeZone does
+  persistence_->SetLeaseEpoch("town", 5);
+  persistence_->ReleaseZone("town");
+  FlushAll();
+  EXPECT_EQ(RowRoom(), "tanners_walk");
+  EXPECT_EQ(db_->characters().Load("Ada")->zone_lease_epoch, 5);
+}
+
+// Stopping in single-shard mode hands the held saves to the store at their own epoch.
+TEST_F(DurabilityLadderTest, SubmitHeldWritesWhatWasHeldAtItsEpoch) {
+  persistence_->SetLeaseEpoch("town", 3);
+  persistence_->HoldZone("town");
+  Save("town:west_gate", world::SaveReason::kQuit);
+  EXPECT_EQ(RowRoom(), "north_gate");
+  persistence_->SubmitHeld();
+  FlushAll();
+  EXPECT_EQ(RowRoom(), "west_gate");
+  EXPECT_EQ(db_->characters().Load("Ada")->zone_lease_epoch, 3);
+}
+
 TEST_F(DurabilityLadderTest, HoldingOneZoneLetsSavesInOtherZonesThrough) {
   persistence_->HoldZone("lobby");
   Save("town:lantern_row", world::SaveReason::kQuit);

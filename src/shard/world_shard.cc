@@ -321,12 +321,12 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
   {
     std::lock_guard lock(mu_);
     if (stopping_) return SendAttached(stream, session, Status::Unavailable("shard stopping"), "");
-    if (entering_.contains(key)) {
+    auto it = residents_.find(key);
+    if (it == residents_.end() && entering_.contains(key)) {
       // Another attach of this character is loading it: a second claim would fence the first.
       // The gate tries again shortly and then takes the character over.
       return SendAttached(stream, session, Status::Unavailable("entering the world"), "");
     }
-    auto it = residents_.find(key);
     if (draining_ && it == residents_.end()) {
       // Its zones are moving to peers: the gate tries again and finds the new owner.
       return SendAttached(stream, session, Status::Unavailable("shard draining"), "");
@@ -364,7 +364,9 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
   // From here until it is resident (or refused) this attach is the only one for the character.
   {
     std::lock_guard lock(mu_);
-    if (!entering_.insert(key).second) {
+    // Re-checked together: another attach may have made the character resident since the
+    // check above, and a second claim now would fence that copy.
+    if (residents_.contains(key) || !entering_.insert(key).second) {
       return SendAttached(stream, session, Status::Unavailable("entering the world"), "");
     }
   }
@@ -474,7 +476,9 @@ void WorldShard::AttachEphemeral(std::shared_ptr<StreamHandle> stream, uint64_t 
   entry.ephemeral = true;
   std::vector<std::string> notices = {
       "The character vault cannot be reached right now: you are playing an ephemeral copy of " +
-      claim.character + ". Nothing you do until you log in again will be saved."};
+      claim.character +
+      ". Nothing this copy does will be saved; once you quit, your next login after the vault "
+      "is back plays your saved character."};
   const bool entered = EnterWorld(stream, session, key, std::move(entry), std::move(state),
                                   std::move(notices), [&] { persistence_.RegisterEphemeral(key); });
   if (entered) {
@@ -758,14 +762,16 @@ Status WorldShard::CallHandoff(const std::string& endpoint, const std::string& b
 
 void WorldShard::ShipPlayer(world::PlayerTransfer transfer) {
   const std::string zone = transfer.state.room.zone;
+  bool ephemeral = false;
   {
     std::lock_guard lock(mu_);
     auto it = residents_.find(world::NameKey(transfer.state.name));
-    if (it != residents_.end() && it->second.ephemeral) {
-      // Another shard would claim the character in PostgreSQL and save the copy over it.
-      return Bounce(std::move(transfer),
-                    "An ephemeral character cannot travel to another part of the world.");
-    }
+    ephemeral = it != residents_.end() && it->second.ephemeral;
+  }
+  if (ephemeral) {
+    // Another shard would claim the character in PostgreSQL and save the copy over it.
+    return Bounce(std::move(transfer),
+                  "An ephemeral character cannot travel to another part of the world.");
   }
   if (sealed_.load()) {
     return Bounce(std::move(transfer),

@@ -176,6 +176,8 @@ void ZoneLeaseKeeper::ReconfirmSuspended(std::set<std::string>& stopped) {
     snapshot = suspended_;
   }
   for (const auto& [zone, epoch] : snapshot) {
+    // These calls block; a held zone must not outlive its fence while they do.
+    for (std::string& z : EnforceFences()) stopped.insert(std::move(z));
     const Instant sent = clock_.Now();
     auto confirmed = directory_.RenewZone(zone, options_.shard_id, epoch, options_.lease_ttl_ms);
     if (!confirmed.ok() && confirmed.status().code() == StatusCode::kFailedPrecondition) {
@@ -436,6 +438,11 @@ void ZoneLeaseKeeper::Run() {
     if (clock_.Now() >= next_pass || (expiry && clock_.Now() >= *expiry)) {
       next_pass = clock_.Now() + interval;
       Tick();
+      // A watch the pass did not renew (the zone was adopted, or no claim ran) is spent: it
+      // must not wake the thread again and again.
+      const Instant now = clock_.Now();
+      std::lock_guard lock(mu_);
+      std::erase_if(watched_expiry_, [now](const auto& entry) { return entry.second <= now; });
     } else {
       (void)EnforceFences();
     }
@@ -508,6 +515,7 @@ void ZoneLeaseKeeper::Hold(const std::string& zone, uint64_t epoch, Instant sent
   {
     std::lock_guard lock(mu_);
     held_[zone] = Lease{epoch, sent + Millis(ttl_ms)};
+    watched_expiry_.erase(zone);  // ours now: nothing to wait for
     count = held_.size();
   }
   claims_total_.Increment();

@@ -131,6 +131,10 @@ class FleetWorldLink final : public WorldLink {
   size_t live_streams_ = 0;                                               // guarded by mu_
   std::vector<directory::ShardInfo> last_shards_;                         // guarded by mu_
   std::map<std::string, directory::ZoneOwner> last_owners_;               // guarded by mu_; by zone
+  // The shard each character's placement named when last read (for routing without Redis);
+  // forgotten wholesale past kLastResidentMax names.
+  static constexpr size_t kLastResidentMax = 100'000;
+  std::map<std::string, std::string> last_resident_;  // guarded by mu_; by name key
   std::condition_variable streams_done_;
   bool stopped_ = false;  // guarded by mu_
   std::shared_ptr<bool> alive_;

@@ -82,6 +82,9 @@ class StorePersistence final : public world::CharacterPersistence, public gate::
   // The zone's lease went to a peer while this shard was cut off: what was kept back is dropped,
   // and so is every save for the zone until ReleaseZone (the peer's copy is the live one).
   void DropZone(const std::string& zone);
+  // Shutdown: hands every held save to the store at the epoch it was made in; the store's zone
+  // fence decides (written if no newer tenure of the zone has started).
+  void SubmitHeld();
   void AwaitSaved(const std::string& name_key) override;
 
   // Blocks until everything queued is written (shutdown). DeadlineExceeded after `timeout`.
