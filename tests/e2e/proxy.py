@@ -6,6 +6,7 @@ port. The service itself keeps running for everyone else (other tests, the test'
 
 import socket
 import threading
+from urllib.parse import urlsplit, urlunsplit
 
 
 class TcpProxy:
@@ -19,6 +20,20 @@ class TcpProxy:
         self._conns = []
         self._listener = None
         self.restore()
+
+    @classmethod
+    def for_url(cls, url):
+        """A proxy to the host and port of a service URL (redis://, postgresql://, nats://)."""
+        parts = urlsplit(url)
+        return cls(parts.hostname, parts.port)
+
+    def url(self, url):
+        """`url` with its host and port replaced by this proxy's (credentials and path kept)."""
+        parts = urlsplit(url)
+        netloc = parts.netloc.rsplit("@", 1)
+        where = "127.0.0.1:%d" % self.port
+        netloc = (netloc[0] + "@" + where) if len(netloc) == 2 else where
+        return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
     def restore(self):
         """Accepts connections again (no-op while already accepting)."""

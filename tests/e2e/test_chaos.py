@@ -25,6 +25,7 @@ release build, when ctest runs it), else TELOS_BINARY."""
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -67,7 +68,6 @@ class PrivateServer:
             self.proc.wait()
 
     def wait_listening(self, timeout=15):
-        import socket
         deadline = time.time() + timeout
         while True:
             try:
@@ -122,8 +122,7 @@ class ChaosTest(FleetCase):
             cls.addClassCleanup(server.kill)
             server.wait_listening()
         database = os.environ.get("TELOS_DATABASE_URL", "")
-        from test_fleet_ladder import proxied, target_of  # noqa: E402
-        cls.postgres = TcpProxy(*target_of(database))
+        cls.postgres = TcpProxy.for_url(database)
         cls.addClassCleanup(cls.postgres.close)
         fleet = cls.fleet = Fleet(BINARY, REPO, "chaos",
                                   redis_url="redis://127.0.0.1:%d" % cls.redis.port,
@@ -131,7 +130,7 @@ class ChaosTest(FleetCase):
         cls.addClassCleanup(fleet.cleanup)
         cls.addClassCleanup(cls.postgres.restore)  # first: a failed test must not slow cleanup
         cls.world_env = {
-            "TELOS_DATABASE_URL": proxied(database, cls.postgres),
+            "TELOS_DATABASE_URL": cls.postgres.url(database),
             "TELOS_RECORD_ZONE_WRITES": "1",
             "TELOS_CHECKPOINT_INTERVAL_MS": "1000",
             "TELOS_SAVE_INTERVAL_MS": "2000",

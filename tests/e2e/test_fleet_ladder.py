@@ -17,7 +17,6 @@ import subprocess
 import sys
 import time
 import unittest
-from urllib.parse import urlsplit, urlunsplit
 
 sys.path.insert(0, os.path.dirname(__file__))
 from fleet import follow  # noqa: E402
@@ -29,29 +28,15 @@ TO_FOREST = TO_TOWN + ["south", "south", "west", "west", "west"]  # lobby -> for
 SEEN_S = 15  # how long a line may take to reach another player
 
 
-def proxied(url, proxy):
-    """`url` with its host and port replaced by the proxy's."""
-    parts = urlsplit(url)
-    netloc = parts.netloc.rsplit("@", 1)
-    where = "127.0.0.1:%d" % proxy.port
-    netloc = (netloc[0] + "@" + where) if len(netloc) == 2 else where
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-
-
-def target_of(url):
-    parts = urlsplit(url)
-    return parts.hostname, parts.port
-
-
 class LadderTest(FleetCase):
     @classmethod
     def setUpClass(cls):
         if not os.environ.get("TELOS_NATS"):
             raise AssertionError("TELOS_NATS is not set: eval \"$(scripts/services env)\"")
         cls.proxies = {
-            "redis": TcpProxy(*target_of(os.environ.get("TELOS_REDIS", ""))),
-            "postgres": TcpProxy(*target_of(os.environ.get("TELOS_DATABASE_URL", ""))),
-            "nats": TcpProxy(*target_of(os.environ["TELOS_NATS"])),
+            "redis": TcpProxy.for_url(os.environ.get("TELOS_REDIS", "")),
+            "postgres": TcpProxy.for_url(os.environ.get("TELOS_DATABASE_URL", "")),
+            "nats": TcpProxy.for_url(os.environ["TELOS_NATS"]),
         }
         for proxy in cls.proxies.values():
             cls.addClassCleanup(proxy.close)  # after the fleet's cleanup (cleanups run LIFO)
@@ -59,9 +44,9 @@ class LadderTest(FleetCase):
         # First of all cleanups: a test that failed mid-outage must not slow the fleet's stop.
         cls.addClassCleanup(lambda: [p.restore() for p in cls.proxies.values()])
         world_env = {
-            "TELOS_REDIS": proxied(fleet.redis_url, cls.proxies["redis"]),
-            "TELOS_DATABASE_URL": proxied(fleet.database_url, cls.proxies["postgres"]),
-            "TELOS_NATS": proxied(os.environ["TELOS_NATS"], cls.proxies["nats"]),
+            "TELOS_REDIS": cls.proxies["redis"].url(fleet.redis_url),
+            "TELOS_DATABASE_URL": cls.proxies["postgres"].url(fleet.database_url),
+            "TELOS_NATS": cls.proxies["nats"].url(os.environ["TELOS_NATS"]),
             # Rows at once, so a save shows in PostgreSQL without waiting a minute.
             "TELOS_SAVE_INTERVAL_MS": "1000",
             "TELOS_CHECKPOINT_INTERVAL_MS": "500",
