@@ -205,6 +205,8 @@ def run_step(args, server_class, bots, mix, out_dir):
                str(args.duration_s), "--think-ms", str(args.think_ms), "--mix", mix,
                "--seed", "1", "--server-pid", str(server.proc.pid), "--report", report_path,
                "--csv", csv_path] + server.bots_args()
+        if args.spread_steps and server.name == "telos":
+            cmd += ["--spread-steps", str(args.spread_steps)]
         log("%s: %d bots: %s" % (server.name, bots, " ".join(cmd)))
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         timeout = bots / args.ramp_per_second + args.duration_s + 120
@@ -384,8 +386,9 @@ def append_docs(args, lines, summary, png, out_dir, started):
     text = ["", "### %s, %s: %s" % (started.strftime("%Y-%m-%d"), title, machine()), "",
             "Command: `%s` (release build; %s; load average %s when it started; bots and "
             "server share the box)." % (
-                command, "ramp %s bots/s, %s s steady window, think %d ms" % (
-                    args.ramp_per_second, args.duration_s, args.think_ms), load), ""]
+                command, "ramp %s bots/s, %s s steady window, think %d ms, %d spreading steps" % (
+                    args.ramp_per_second, args.duration_s, args.think_ms, args.spread_steps),
+                load), ""]
     text += lines + ["", summary]
     if png:
         rel = os.path.relpath(png, REPO)
@@ -405,6 +408,9 @@ def main():
     parser.add_argument("--ramp-per-second", type=float, default=200)
     parser.add_argument("--think-ms", type=int, default=3000)
     parser.add_argument("--mix", default="walk=3,look=2,say=2,tell=1,fight=1,idle=1")
+    parser.add_argument("--spread-steps", type=int, default=0,
+                        help="random steps each telos bot walks before the window (0: all start "
+                             "in the start room)")
     parser.add_argument("--out", default=None, help="output folder (default build/bench-out/<what>-<time>)")
     parser.add_argument("--append-docs", action="store_true",
                         help="append the results to docs/benchmarks.md")

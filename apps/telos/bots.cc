@@ -126,6 +126,7 @@ int RunBots(const BotsFlags& flags) {
   options.think_ms = flags.think_ms;
   options.reply_timeout_ms = flags.reply_timeout_ms;
   options.fight_target = flags.fight_target;
+  options.spread_steps = flags.spread_steps;
   options.allow_remote = flags.allow_remote;
   if (Status valid = sim::ValidateSwarmOptions(options); !valid.ok()) {
     std::fprintf(stderr, "telos bots: %s\n", valid.message().c_str());

@@ -25,6 +25,7 @@ struct BotsFlags {
   int64_t think_ms = 3'000;
   int64_t reply_timeout_ms = 10'000;
   std::string fight_target = "dummy";
+  int64_t spread_steps = 0;
   bool allow_remote = false;
   uint64_t seed = 0;  // 0: from the system's entropy
 };

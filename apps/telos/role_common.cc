@@ -50,6 +50,7 @@ std::shared_ptr<const world::Pack> LoadPackOrReport(const std::string& dir, cons
 
 RoleThreads::RoleThreads(int64_t blocking_threads)
     : work_(boost::asio::make_work_guard(io_)),
+      zone_work_(boost::asio::make_work_guard(zone_io_)),
       pool_(static_cast<size_t>(blocking_threads)),
       blocking_([this](std::function<void()> task) { boost::asio::post(pool_, std::move(task)); }) {
 }
@@ -58,15 +59,18 @@ RoleThreads::~RoleThreads() {
   Join();
 }
 
-void RoleThreads::Run(int64_t io_threads) {
+void RoleThreads::Run(int64_t io_threads, int64_t zone_threads) {
   for (int64_t i = 0; i < io_threads; ++i) threads_.emplace_back([this] { io_.run(); });
+  for (int64_t i = 0; i < zone_threads; ++i) threads_.emplace_back([this] { zone_io_.run(); });
 }
 
 void RoleThreads::Join() {
   if (joined_) return;
   joined_ = true;
   work_.reset();
+  zone_work_.reset();
   io_.stop();
+  zone_io_.stop();
   for (auto& t : threads_) t.join();
   pool_.join();
 }

@@ -57,15 +57,21 @@ class RoleThreads {
  public:
   explicit RoleThreads(int64_t blocking_threads);
   ~RoleThreads();
+  // Sockets, RPC and timers.
   boost::asio::io_context& io() { return io_; }
+  // The zones' own loop: game logic never queues behind socket writes, so a heartbeat is late
+  // only when the zones themselves are busy. Runs only if Run() was given zone threads.
+  boost::asio::io_context& zone_io() { return zone_io_; }
   const BlockingRunner& blocking() const { return blocking_; }
-  void Run(int64_t io_threads);
-  // Lets the loop run out of work, stops it, joins its threads, then the pool's.
+  void Run(int64_t io_threads, int64_t zone_threads = 0);
+  // Stops both loops, joins their threads, then the pool's.
   void Join();
 
  private:
   boost::asio::io_context io_;
+  boost::asio::io_context zone_io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> zone_work_;
   boost::asio::thread_pool pool_;
   BlockingRunner blocking_;
   std::vector<std::thread> threads_;

@@ -38,11 +38,14 @@ Result<ServeSettings> ReadServeSettings(const Config& config) {
   TELOS_READ_SETTING(s.data_dir, config.String("TELOS_DATA_DIR", s.data_dir));
   TELOS_READ_SETTING(s.content_dir, config.String("TELOS_CONTENT_DIR", s.content_dir));
   TELOS_READ_SETTING(s.io_threads, config.Int("TELOS_IO_THREADS", s.io_threads, 1, 64));
+  TELOS_READ_SETTING(s.zone_threads, config.Int("TELOS_ZONE_THREADS", s.zone_threads, 1, 64));
   TELOS_READ_SETTING(s.blocking_threads,
                      config.Int("TELOS_BLOCKING_THREADS", s.blocking_threads, 1, 64));
   TELOS_READ_SETTING(s.link_dead_ms, config.Int("TELOS_LINK_DEAD_MS", 0, 0, 24 * 3600 * 1000));
   TELOS_READ_SETTING(s.login_timeout_ms, config.Int("TELOS_LOGIN_TIMEOUT_MS", 0, 0, 3600 * 1000));
   TELOS_READ_SETTING(s.save_interval_ms, config.Int("TELOS_SAVE_INTERVAL_MS", 0, 0, 3600 * 1000));
+  TELOS_READ_SETTING(s.output_pulse_ms, config.Int("TELOS_OUTPUT_PULSE_MS", s.output_pulse_ms, 0,
+                                                   limits::kOutputPulseMsMax));
   TELOS_READ_SETTING(s.password_memory_kib, config.Int("TELOS_PASSWORD_MEMORY_KIB",
                                                        s.password_memory_kib, 8, 4 * 1024 * 1024));
   TELOS_READ_SETTING(s.password_passes,
@@ -96,7 +99,7 @@ int RunServe(const ServeSettings& settings, const Config& config) {
   RoleThreads threads(settings.blocking_threads);
   asio::io_context& io = threads.io();
   const BlockingRunner blocking = threads.blocking();
-  threads.Run(settings.io_threads);
+  threads.Run(settings.io_threads, settings.zone_threads);
 
   // --- Accounts, persistence and the world.
   AccountStack accounts(db->accounts(), db->characters(), settings.password_passes,
@@ -120,10 +123,13 @@ int RunServe(const ServeSettings& settings, const Config& config) {
   deps.mail = &mail;
   deps.passwords = &passwords;
   deps.save_interval_ms = OrDefault(settings.save_interval_ms, limits::kCharacterSaveIntervalMs);
+  deps.output_pulse_ms = settings.output_pulse_ms;
   const uint64_t seed =
       settings.seed != 0 ? static_cast<uint64_t>(settings.seed) : std::random_device{}();
   world::WorldHost host(
-      shared_pack, deps, [&io](const std::string&) { return world::MakeStrandExecutor(io); }, seed);
+      shared_pack, deps,
+      [&threads](const std::string&) { return world::MakeStrandExecutor(threads.zone_io()); },
+      seed);
   pinged_host = &host;
   if (Status s = host.StartAllZones(); !s.ok()) {
     log.Error("zones did not start", {{"error", s.ToString()}});

@@ -7,6 +7,7 @@
 
 #include "role_common.h"
 #include "telos/base/config.h"
+#include "telos/base/limits.h"
 #include "telos/base/log.h"
 #include "telos/base/status.h"
 
@@ -17,10 +18,12 @@ struct ServeSettings {
   std::string data_dir = "telos-data";
   std::string content_dir = "content";
   int64_t io_threads = 2;
+  int64_t zone_threads = 2;  // the zones' own loop (RoleThreads::zone_io)
   int64_t blocking_threads = 4;
-  int64_t link_dead_ms = 0;      // 0: the default from limits.h
-  int64_t login_timeout_ms = 0;  // 0: the default from limits.h
-  int64_t save_interval_ms = 0;  // 0: the default from limits.h
+  int64_t link_dead_ms = 0;                                 // 0: the default from limits.h
+  int64_t login_timeout_ms = 0;                             // 0: the default from limits.h
+  int64_t save_interval_ms = 0;                             // 0: the default from limits.h
+  int64_t output_pulse_ms = limits::kOutputPulseMsDefault;  // 0: nobody's output waits
   int64_t password_memory_kib = 19 * 1024;
   int64_t password_passes = 2;
   int64_t seed = 0;  // 0: from the system's entropy

@@ -80,6 +80,8 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
   world_settings.content_dir = settings.content_dir;
   world_settings.link_dead_ms = settings.link_dead_ms;
   world_settings.save_interval_ms = settings.save_interval_ms;
+  world_settings.output_pulse_ms = settings.output_pulse_ms;
+  world_settings.zone_threads = settings.zone_threads;
   world_settings.seed = settings.seed;
   auto pool = config.String("TELOS_ZONE_POOL", "");
   auto signing_path = config.String("TELOS_SIGNING_KEY_FILE", "");
@@ -138,7 +140,7 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
   RoleThreads threads(settings.blocking_threads);
   asio::io_context& io = threads.io();
   const BlockingRunner blocking = threads.blocking();
-  threads.Run(settings.io_threads);
+  threads.Run(settings.io_threads, settings.zone_threads);
 
   AccountStack accounts(db->accounts(), db->characters(), settings.password_passes,
                         settings.password_memory_kib, clock, log, metrics);
@@ -147,8 +149,8 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
   shard::AccountPasswords passwords(local_desk, blocking);
 
   WorldProcess world(world_settings, shared_pack, *db, directory, checkpoints->get(),
-                     signing_key->verify_key(), *handoff_key, &passwords, io, blocking, clock, log,
-                     metrics, [&directory] { return directory.Ping(); });
+                     signing_key->verify_key(), *handoff_key, &passwords, io, threads.zone_io(),
+                     blocking, clock, log, metrics, [&directory] { return directory.Ping(); });
   GateProcessOptions gate_options;
   gate_options.front = settings.front;
   gate_options.gate_id = world_settings.shard_id;

@@ -149,7 +149,8 @@ namespace {
 
 world::ZoneDeps MakeDeps(const Clock& clock, Logger& log, Metrics& metrics,
                          world::CharacterPersistence& persistence, world::MailPort& mail,
-                         world::PasswordPort& passwords, int64_t save_interval_ms) {
+                         world::PasswordPort& passwords, int64_t save_interval_ms,
+                         int64_t output_pulse_ms) {
   world::ZoneDeps deps;
   deps.clock = &clock;
   deps.logger = &log;
@@ -158,6 +159,7 @@ world::ZoneDeps MakeDeps(const Clock& clock, Logger& log, Metrics& metrics,
   deps.mail = &mail;
   deps.passwords = &passwords;
   deps.save_interval_ms = OrDefault(save_interval_ms, limits::kCharacterSaveIntervalMs);
+  deps.output_pulse_ms = output_pulse_ms;
   return deps;
 }
 
@@ -193,8 +195,9 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
                            directory::Directory& directory, store::CheckpointStore* checkpoints,
                            const auth::VerifyKey& assertion_key,
                            const auth::SigningKey& handoff_key, world::PasswordPort* passwords,
-                           boost::asio::io_context& io, BlockingRunner blocking, const Clock& clock,
-                           Logger& log, Metrics& metrics, std::function<Status()> redis_ping)
+                           boost::asio::io_context& io, boost::asio::io_context& zone_io,
+                           BlockingRunner blocking, const Clock& clock, Logger& log,
+                           Metrics& metrics, std::function<Status()> redis_ping)
     : settings_(settings),
       pack_(std::move(pack)),
       directory_(directory),
@@ -222,8 +225,10 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
           MakeDeps(
               clock, log, metrics, persistence_, mail_,
               passwords != nullptr ? *passwords : *no_passwords_,
-              checkpoints != nullptr ? settings.checkpoint_interval_ms : settings.save_interval_ms),
-          [&io](const std::string&) { return world::MakeStrandExecutor(io); }, SeedOf(settings)),
+              checkpoints != nullptr ? settings.checkpoint_interval_ms : settings.save_interval_ms,
+              settings.output_pulse_ms),
+          [&zone_io](const std::string&) { return world::MakeStrandExecutor(zone_io); },
+          SeedOf(settings)),
       shard_(ShardOptions(settings, *pack_), host_, directory, db.characters(), persistence_,
              assertion_key, handoff_key, io, blocking, clock, log, metrics),
       hosting_(std::make_unique<Hosting>(host_, shard_, persistence_, db.characters(), health_,

@@ -45,8 +45,9 @@ class WorldProcess {
                store::PostgresStore& db, directory::Directory& directory,
                store::CheckpointStore* checkpoints, const auth::VerifyKey& assertion_key,
                const auth::SigningKey& handoff_key, world::PasswordPort* passwords,
-               boost::asio::io_context& io, BlockingRunner blocking, const Clock& clock,
-               Logger& log, Metrics& metrics, std::function<Status()> redis_ping);
+               boost::asio::io_context& io, boost::asio::io_context& zone_io,
+               BlockingRunner blocking, const Clock& clock, Logger& log, Metrics& metrics,
+               std::function<Status()> redis_ping);
   ~WorldProcess();
 
   // AlreadyExists: the shard id is live elsewhere; Unavailable: cannot listen or reach Redis.

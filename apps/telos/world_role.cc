@@ -63,10 +63,13 @@ Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config) {
   TELOS_READ_SETTING(s.http_port, config.Port("TELOS_HTTP_PORT", s.http_port));
   TELOS_READ_SETTING(s.content_dir, config.String("TELOS_CONTENT_DIR", s.content_dir));
   TELOS_READ_SETTING(s.io_threads, config.Int("TELOS_IO_THREADS", s.io_threads, 1, 64));
+  TELOS_READ_SETTING(s.zone_threads, config.Int("TELOS_ZONE_THREADS", s.zone_threads, 1, 64));
   TELOS_READ_SETTING(s.blocking_threads,
                      config.Int("TELOS_BLOCKING_THREADS", s.blocking_threads, 1, 64));
   TELOS_READ_SETTING(s.link_dead_ms, config.Int("TELOS_LINK_DEAD_MS", 0, 0, 24 * 3600 * 1000));
   TELOS_READ_SETTING(s.save_interval_ms, config.Int("TELOS_SAVE_INTERVAL_MS", 0, 0, 3600 * 1000));
+  TELOS_READ_SETTING(s.output_pulse_ms, config.Int("TELOS_OUTPUT_PULSE_MS", s.output_pulse_ms, 0,
+                                                   limits::kOutputPulseMsMax));
   TELOS_READ_SETTING(
       s.checkpoint_interval_ms,
       config.Int("TELOS_CHECKPOINT_INTERVAL_MS", s.checkpoint_interval_ms, 100, 3600 * 1000));
@@ -158,7 +161,7 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
   RoleThreads threads(settings.blocking_threads);
   asio::io_context& io = threads.io();
   const BlockingRunner blocking = threads.blocking();
-  threads.Run(settings.io_threads);
+  threads.Run(settings.io_threads, settings.zone_threads);
   std::unique_ptr<account::RemoteAccountDesk> account_desk;
   std::unique_ptr<shard::AccountPasswords> passwords;
   if (!settings.account_target.empty()) {
@@ -168,8 +171,8 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
   }
 
   WorldProcess world(settings, shared_pack, *db, directory, checkpoints->get(), *verify_key,
-                     *handoff_key, passwords.get(), io, blocking, clock, log, metrics,
-                     [&directory] { return directory.Ping(); });
+                     *handoff_key, passwords.get(), io, threads.zone_io(), blocking, clock, log,
+                     metrics, [&directory] { return directory.Ping(); });
   net::HttpServerOptions http_options;
   http_options.bind_address = settings.bind_address;
   http_options.port = settings.http_port;

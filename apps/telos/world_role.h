@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "telos/base/config.h"
+#include "telos/base/limits.h"
 #include "telos/base/status.h"
 
 namespace telos::app {
@@ -26,9 +27,11 @@ struct WorldRoleSettings {
   uint16_t http_port = 8081;
   std::string content_dir = "content";
   int64_t io_threads = 2;
+  int64_t zone_threads = 2;  // the zones' own loop (RoleThreads::zone_io)
   int64_t blocking_threads = 4;
   int64_t link_dead_ms = 0;      // 0: the default from limits.h
   int64_t save_interval_ms = 0;  // 0: the default from limits.h; how often a row is written
+  int64_t output_pulse_ms = limits::kOutputPulseMsDefault;  // 0: nobody's output waits
   int64_t checkpoint_interval_ms = 10'000;  // how often a playing character is checkpointed
   int64_t seed = 0;
   bool allow_insecure = false;      // TELOS_ALLOW_INSECURE: start despite a content-pack mismatch

@@ -658,14 +658,20 @@ void SessionCore::EnterWorld(account::CharacterClaim claim) {
 }
 
 void SessionCore::Show(world::PlayerOutput output) {
-  std::string text;
+  net::TerminalOutput shown;
+  size_t bytes = 0;
+  for (const auto& line : output.lines) bytes += line.size() + 1;
+  shown.text.reserve(bytes);
   for (const auto& line : output.lines) {
-    text += line;
-    text += '\n';
+    shown.text += line;
+    shown.text += '\n';
   }
-  if (!text.empty()) terminal_->SendText(std::move(text));
-  for (auto& event : output.events) terminal_->SendData(event.name, event.json);
-  if (!output.disconnect) terminal_->SendPrompt(std::string(kPrompt));
+  shown.data.reserve(output.events.size());
+  for (auto& event : output.events) {
+    shown.data.emplace_back(std::move(event.name), std::move(event.json));
+  }
+  if (!output.disconnect) shown.prompt = kPrompt;
+  terminal_->SendOutput(std::move(shown));
 }
 
 void SessionCore::CharacterQuit() {

@@ -1,5 +1,7 @@
 #include "telos/net/telnet_server.h"
 
+#include <algorithm>
+#include <atomic>
 #include <boost/asio.hpp>
 #include <condition_variable>
 #include <deque>
@@ -41,6 +43,8 @@ struct TelnetServer::Impl : std::enable_shared_from_this<TelnetServer::Impl> {
                                             "Input lines dropped by the rate limit")) {}
 
   asio::awaitable<void> Accept();
+  // Cuts off clients whose writes have stalled past the write timeout, every fraction of it.
+  asio::awaitable<void> WatchWrites();
   bool Admit(const std::shared_ptr<TelnetSession>& session, const std::string& address);
   void Release(const std::shared_ptr<TelnetSession>& session, const std::string& address);
 
@@ -92,7 +96,9 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
 
  private:
   void Run() {
-    Queue(protocol_.Greeting());  // negotiation goes out before anything the game says
+    boost::system::error_code ignored;
+    socket_.non_blocking(true, ignored);  // Queue() writes directly when it can
+    Queue(protocol_.Greeting());          // negotiation goes out before anything the game says
     handler_ = server_->factory(shared_from_this());
     asio::co_spawn(socket_.get_executor(), ReadLoop(),
                    [self = shared_from_this()](std::exception_ptr) { self->Finish(); });
@@ -110,6 +116,14 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
   void SendData(std::string package, std::string json) override {
     OnStrand([this, package = std::move(package), json = std::move(json)] {
       Queue(protocol_.Gmcp(package, json));
+    });
+  }
+  void SendOutput(TerminalOutput output) override {
+    OnStrand([this, output = std::move(output)] {
+      std::string bytes = output.text.empty() ? std::string() : protocol_.Text(output.text);
+      for (const auto& [package, json] : output.data) bytes += protocol_.Gmcp(package, json);
+      if (!output.prompt.empty()) bytes += protocol_.Prompt(output.prompt);
+      Queue(std::move(bytes));
     });
   }
   void SetEcho(bool on) override {
@@ -198,6 +212,18 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
 
   void Queue(std::string bytes) {
     if (bytes.empty() || socket_closed_) return;
+    if (!writing_) {
+      // Nothing is in flight, so order is kept by writing at once; most flushes fit in the
+      // socket buffer and need no asynchronous write at all. What does not fit is queued.
+      boost::system::error_code ec;
+      const size_t sent = socket_.write_some(asio::buffer(bytes), ec);
+      if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
+        CloseSocket();
+        return;
+      }
+      if (!ec && sent == bytes.size()) return;
+      if (!ec) bytes.erase(0, sent);
+    }
     outbox_bytes_ += bytes.size();
     if (outbox_bytes_ > server_->options.pending_write_bytes_max) {
       server_->shed_total.Increment();
@@ -218,24 +244,21 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
 
   asio::awaitable<void> WriteLoop() {
     auto self = shared_from_this();
-    asio::steady_timer deadline(socket_.get_executor());
     while (!outbox_.empty() && !socket_closed_) {
       std::string batch;
-      batch.reserve(outbox_bytes_);
-      for (auto& piece : outbox_) batch += piece;
+      if (outbox_.size() == 1) {
+        batch = std::move(outbox_.front());
+      } else {
+        batch.reserve(outbox_bytes_);
+        for (auto& piece : outbox_) batch += piece;
+      }
       outbox_.clear();
       outbox_bytes_ = 0;
-      // A client that accepts no bytes for the write timeout is cut off.
-      deadline.expires_after(std::chrono::milliseconds(server_->options.write_timeout_ms));
-      const uint64_t batch_id = ++write_batches_;
-      deadline.async_wait([weak = weak_from_this(), batch_id](boost::system::error_code ec) {
-        // A handler already queued when its batch finished must not cut off a later batch.
-        if (auto s = weak.lock(); s && !ec && s->write_batches_ == batch_id && s->writing_) {
-          s->CloseSocket();
-        }
-      });
+      // The server's write watch cuts off a client that accepts no bytes for the write
+      // timeout; it reads this stamp instead of each write arming a timer of its own.
+      write_started_ns_.store(NowNs(), std::memory_order_relaxed);
       auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(batch), kTuple);
-      deadline.cancel();
+      write_started_ns_.store(0, std::memory_order_relaxed);
       if (ec) {
         CloseSocket();
         break;
@@ -245,6 +268,26 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
     if (closing_ && outbox_.empty()) CloseSocket();
   }
 
+  int64_t NowNs() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               server_->clock.Now().time_since_epoch())
+        .count();
+  }
+
+ public:
+  // Called by the server's write watch from any thread: closes the connection if one write
+  // has been waiting for the client longer than the write timeout.
+  void CheckWriteStall(int64_t now_ns, int64_t timeout_ns) {
+    const int64_t started = write_started_ns_.load(std::memory_order_relaxed);
+    if (started == 0 || now_ns - started <= timeout_ns) return;
+    OnStrand([this, started] {
+      if (write_started_ns_.load(std::memory_order_relaxed) != started) return;  // it moved on
+      close_reason_ = "write timeout";
+      CloseSocket();
+    });
+  }
+
+ private:
   void BeginClose(std::string reason) {
     if (closing_) return;
     closing_ = true;
@@ -280,7 +323,7 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
   std::deque<std::string> outbox_;
   size_t outbox_bytes_ = 0;
   bool writing_ = false;
-  uint64_t write_batches_ = 0;  // which write the pending deadline belongs to
+  std::atomic<int64_t> write_started_ns_{0};  // when the write in flight began; 0: none
   bool closing_ = false;
   bool socket_closed_ = false;
   bool finished_ = false;
@@ -318,6 +361,31 @@ void TelnetServer::Impl::Release(const std::shared_ptr<TelnetSession>& session,
   }
   connections_gauge.Set(static_cast<double>(sessions.size()));
   idle.notify_all();
+}
+
+asio::awaitable<void> TelnetServer::Impl::WatchWrites() {
+  auto self = shared_from_this();
+  const auto timeout = std::chrono::milliseconds(options.write_timeout_ms);
+  const auto period =
+      std::clamp(timeout / 4, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
+  asio::steady_timer timer(acceptor.get_executor());
+  std::vector<std::shared_ptr<TelnetSession>> open;
+  for (;;) {
+    timer.expires_after(period);
+    auto [ec] = co_await timer.async_wait(kTuple);
+    if (ec) co_return;
+    {
+      std::lock_guard lock(mu);
+      if (stopping && sessions.empty()) co_return;
+      open.assign(sessions.begin(), sessions.end());
+    }
+    const int64_t now_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(clock.Now().time_since_epoch())
+            .count();
+    const int64_t timeout_ns = std::chrono::nanoseconds(timeout).count();
+    for (const auto& session : open) session->CheckWriteStall(now_ns, timeout_ns);
+    open.clear();
+  }
 }
 
 asio::awaitable<void> TelnetServer::Impl::Accept() {
@@ -398,6 +466,7 @@ Result<uint16_t> TelnetServer::Start() {
     impl->accepting = false;
     impl->idle.notify_all();
   });
+  asio::co_spawn(acceptor.get_executor(), impl_->WatchWrites(), asio::detached);
   impl_->log.Info("telnet listening",
                   {{"address", impl_->options.bind_address}, {"port", static_cast<int64_t>(port)}});
   return port;

@@ -20,8 +20,16 @@ class EchoHandler final : public TerminalHandler {
     t_->SendText("welcome\n");
   }
   void OnLine(std::string line, bool truncated) override {
-    if (line == "flood") {
-      for (int i = 0; i < 4000; ++i) t_->SendText(std::string(1000, 'f') + "\n");
+    if (line == "flood") {  // 24 MB: more than loopback's socket buffers hold
+      for (int i = 0; i < 24000; ++i) t_->SendText(std::string(1000, 'f') + "\n");
+      return;
+    }
+    if (line == "batch") {
+      TerminalOutput out;
+      out.text = "batched text\n";
+      out.data.emplace_back("Char.Vitals", "{\"hp\":1}");  // dropped: no GMCP negotiated
+      out.prompt = "> ";
+      t_->SendOutput(std::move(out));
       return;
     }
     if (line == "bye") {
@@ -192,13 +200,41 @@ TEST_F(TelnetServerTest, ClientThatStopsReadingIsShedOthersUnaffected) {
   StartServer(options);
   Client slow(port_);
   ASSERT_TRUE(slow.WaitFor("welcome"));
-  slow.Send("flood\n");  // 4 MB of output to a client that never reads it
+  slow.Send("flood\n");  // more output than loopback buffers hold, to a client that never reads
   EXPECT_TRUE(WaitUntil([&] {
     return metrics_.RenderText().find("telos_telnet_shed_total 1") != std::string::npos;
   }));
   Client other(port_);
   other.Send("hello\n");
   EXPECT_TRUE(other.WaitFor("you said: hello"));
+}
+
+TEST_F(TelnetServerTest, ClientWhoseWriteStallsPastTheTimeoutIsCutOff) {
+  TelnetServerOptions options;
+  options.pending_write_bytes_max = 64 * 1024 * 1024;  // the byte cap never fires here
+  options.write_timeout_ms = 200;
+  StartServer(options);
+  Client stuck(port_);
+  ASSERT_TRUE(stuck.WaitFor("welcome"));
+  stuck.Send("flood\n");  // fills the socket buffers; the client never reads again
+  EXPECT_TRUE(WaitUntil([&] { return closed_ == 1; }));
+  EXPECT_EQ(metrics_.RenderText().find("telos_telnet_shed_total 1"), std::string::npos);
+  Client other(port_);
+  other.Send("hello\n");
+  EXPECT_TRUE(other.WaitFor("you said: hello"));
+}
+
+TEST_F(TelnetServerTest, OutputFlushGoesOutInOrderAsOneUnit) {
+  StartServer();
+  Client c(port_);
+  ASSERT_TRUE(c.WaitFor("welcome"));
+  c.Send("batch\n");
+  ASSERT_TRUE(c.WaitFor("> "));
+  const std::string& got = c.received();
+  const size_t text = got.find("batched text\r\n");
+  const size_t prompt = got.find("> ", text);
+  ASSERT_NE(text, std::string::npos);
+  EXPECT_NE(prompt, std::string::npos);
 }
 
 TEST_F(TelnetServerTest, IdleClientIsDisconnected) {

@@ -91,12 +91,14 @@ class WebSocketTerminal final : public Terminal,
   void SendPrompt(std::string text) override { SendText(std::move(text)); }
   void SendData(std::string package, std::string body) override {
     OnStrand([this, package = std::move(package), body = std::move(body)] {
-      std::string out = "{\"type\":\"gmcp\",\"package\":\"";
-      AppendJsonEscaped(out, package);
-      out += "\",\"data\":";
-      out += body.empty() ? "null" : body;  // the gate's own JSON
-      out += '}';
-      Queue(std::move(out));
+      Queue(DataFrame(package, body));
+    });
+  }
+  void SendOutput(TerminalOutput output) override {
+    OnStrand([this, output = std::move(output)] {
+      if (!output.text.empty()) Queue(Frame("text", "text", output.text));
+      for (const auto& [package, body] : output.data) Queue(DataFrame(package, body));
+      if (!output.prompt.empty()) Queue(Frame("text", "text", output.prompt));
     });
   }
   void SetEcho(bool on) override {
@@ -118,6 +120,15 @@ class WebSocketTerminal final : public Terminal,
   }
 
  private:
+  static std::string DataFrame(const std::string& package, const std::string& body) {
+    std::string out = "{\"type\":\"gmcp\",\"package\":\"";
+    AppendJsonEscaped(out, package);
+    out += "\",\"data\":";
+    out += body.empty() ? "null" : body;  // the gate's own JSON
+    out += '}';
+    return out;
+  }
+
   template <typename F>
   void OnStrand(F&& f) {
     DispatchKeepingAlive(ws_.get_executor(), shared_from_this(), std::forward<F>(f));

@@ -12,6 +12,9 @@ namespace asio = boost::asio;
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr size_t kTextBytesMax = 64 * 1024;  // unconsumed text kept per bot
 constexpr int64_t kQuitWaitMs = 5'000;
+constexpr int64_t kSpreadStepMs = 400;  // a spreading step every 200-400 ms
+constexpr int kQuitAttemptsMax = 5;
+constexpr std::string_view kQuitRefusedFighting = "You are fighting!";
 constexpr std::string_view kPrompt = "> ";
 
 constexpr std::array<std::string_view, 6> kPhrases = {
@@ -111,10 +114,10 @@ asio::awaitable<void> Bot::Wait(Instant deadline) {
 }
 
 asio::awaitable<void> Bot::Sleep(Instant deadline) {
-  while (!stop_ && !closed_ && context_.clock.Now() < deadline) {
-    co_await Wait(deadline);
-    text_.clear();  // broadcasts heard while idle are not needed
-  }
+  sleeping_ = true;
+  while (!stop_ && !closed_ && context_.clock.Now() < deadline) co_await Wait(deadline);
+  sleeping_ = false;
+  text_.clear();
 }
 
 asio::awaitable<bool> Bot::Send(std::string_view line) {
@@ -163,13 +166,18 @@ asio::awaitable<void> Bot::ReadLoop() {
     if (text->empty()) continue;
     if (awaiting_reply_ && !replied_) {
       replied_ = true;
-      ++context_.replies;
-      const auto us =
-          std::chrono::duration_cast<std::chrono::microseconds>(context_.clock.Now() - sent_at_)
-              .count();
-      context_.rtt.Add(us, context_.random);
-      context_.rtt_this_second_us.push_back(us);
+      if (counted_) {
+        ++context_.replies;
+        const auto us =
+            std::chrono::duration_cast<std::chrono::microseconds>(context_.clock.Now() - sent_at_)
+                .count();
+        if (context_.measuring) context_.rtt.Add(us, context_.random);
+        context_.rtt_this_second_us.push_back(us);
+      }
     }
+    // What others say while the bot thinks is not needed, nor worth a wake-up (with thousands
+    // of bots, the client would spend its time waking up for chatter).
+    if (sleeping_) continue;
     text_ += *text;
     if (text_.size() > kTextBytesMax) text_.erase(0, text_.size() - kTextBytesMax / 2);
     Wake();
@@ -345,6 +353,48 @@ std::string Bot::Command(Behaviour behaviour) {
   return "look";
 }
 
+asio::awaitable<bool> Bot::Exchange(std::string_view line, bool look_for_exits, bool counted) {
+  text_.clear();
+  replied_ = false;
+  counted_ = counted;
+  awaiting_reply_ = true;
+  sent_at_ = context_.clock.Now();
+  if (const bool sent = co_await Send(line); !sent) co_return false;
+  // The reply is complete when the prompt (or TinyMUX's suffix) that follows it has come.
+  const Instant deadline = context_.clock.Now() + Ms(context_.options.reply_timeout_ms);
+  while (!closed_ && !stop_ && !(replied_ && ReplyComplete()) && context_.clock.Now() < deadline) {
+    co_await Wait(deadline);
+  }
+  awaiting_reply_ = false;
+  if (closed_ || stop_) co_return false;
+  if (!replied_) {
+    context_.Error("reply_timeout");
+  } else if (!ReplyComplete()) {
+    context_.Error("prompt_timeout");
+  }
+  if (look_for_exits) {
+    auto exits = ParseExits(text_);
+    if (!exits.empty()) exits_ = std::move(exits);
+  }
+  co_return true;
+}
+
+asio::awaitable<void> Bot::Spread() {
+  const int64_t steps = context_.options.spread_steps;
+  if (steps <= 0 || context_.options.dialect != Dialect::kTelos) co_return;
+  ++context_.spreading_now;
+  const std::string look = "look";
+  if (co_await Exchange(look, true, false)) {
+    for (int64_t i = 0; i < steps; ++i) {
+      co_await Sleep(context_.clock.Now() + Ms(random_.Uniform(kSpreadStepMs / 2, kSpreadStepMs)));
+      if (stop_ || closed_) break;
+      const std::string step = Command(Behaviour::kWalk);
+      if (const bool done = co_await Exchange(step, true, false); !done) break;
+    }
+  }
+  --context_.spreading_now;
+}
+
 asio::awaitable<void> Bot::Play() {
   const SwarmOptions& o = context_.options;
   while (!stop_ && !closed_) {
@@ -356,46 +406,31 @@ asio::awaitable<void> Bot::Play() {
       ++context_.idles;
       continue;
     }
-    text_.clear();
-    replied_ = false;
-    awaiting_reply_ = true;
-    sent_at_ = context_.clock.Now();
-    {
-      const std::string line = Command(behaviour);
-      if (const bool sent = co_await Send(line); !sent) break;
-    }
     ++context_.commands_sent;
     ++context_.commands_by_behaviour[std::string(BehaviourName(behaviour))];
-    // The reply is complete when the prompt (or TinyMUX's suffix) that follows it has come.
-    const Instant deadline = context_.clock.Now() + Ms(o.reply_timeout_ms);
-    while (!closed_ && !stop_ && !(replied_ && ReplyComplete()) &&
-           context_.clock.Now() < deadline) {
-      co_await Wait(deadline);
-    }
-    awaiting_reply_ = false;
-    if (!closed_ && !stop_) {
-      if (!replied_) {
-        context_.Error("reply_timeout");
-      } else if (!ReplyComplete()) {
-        context_.Error("prompt_timeout");
-      }
-    }
-    if (behaviour == Behaviour::kWalk || behaviour == Behaviour::kLook) {
-      auto exits = ParseExits(text_);
-      if (!exits.empty()) exits_ = std::move(exits);
-    }
+    const bool walked_or_looked = behaviour == Behaviour::kWalk || behaviour == Behaviour::kLook;
+    const std::string line = Command(behaviour);
+    if (const bool done = co_await Exchange(line, walked_or_looked, true); !done) break;
   }
 }
 
 asio::awaitable<void> Bot::Quit() {
   quitting_ = true;
   const bool mux = context_.options.dialect == Dialect::kTinyMux;
-  {
+  const Instant deadline = context_.clock.Now() + Ms(kQuitWaitMs);
+  const auto refused = [&] {
+    return !mux && text_.find(kQuitRefusedFighting) != std::string::npos;
+  };
+  for (int attempt = 0; attempt < kQuitAttemptsMax && !closed_; ++attempt) {
+    text_.clear();
     const std::string line = mux ? "QUIT" : "quit";
     if (const bool sent = co_await Send(line); !sent) co_return;
+    while (!closed_ && !refused() && context_.clock.Now() < deadline) co_await Wait(deadline);
+    if (closed_ || context_.clock.Now() >= deadline) break;
+    // The world does not let a fighter quit: flee first, as a player would, then try again.
+    const std::string flee = "flee";
+    if (const bool sent = co_await Send(flee); !sent) co_return;
   }
-  const Instant deadline = context_.clock.Now() + Ms(kQuitWaitMs);
-  while (!closed_ && context_.clock.Now() < deadline) co_await Wait(deadline);
   if (!closed_) context_.Error("quit_timeout");
 }
 
@@ -435,6 +470,7 @@ asio::awaitable<void> Bot::Run() {
     playing_ = true;
     ++context_.playing_now;
     ++context_.playing_total;
+    co_await Spread();
     co_await Play();
     if (stop_ && !closed_) co_await Quit();
     --context_.playing_now;

@@ -62,13 +62,15 @@ struct BotContext {
   std::vector<std::string> hosts;  // Host header per endpoint
   std::vector<std::string> character_names;
 
-  bool stopping = false;  // the swarm is ending: closes are expected from now on
+  bool stopping = false;   // the swarm is ending: closes are expected from now on
+  bool measuring = false;  // inside the steady window: replies are RTT samples
   int64_t bots_started = 0;
   int64_t bots_running = 0;  // Run() coroutines not yet finished
   int64_t connected_now = 0;
   int64_t playing_now = 0;
   int64_t connected_total = 0;
   int64_t playing_total = 0;
+  int64_t spreading_now = 0;  // bots still taking their spreading steps
   int64_t commands_sent = 0;
   int64_t replies = 0;
   int64_t idles = 0;
@@ -106,7 +108,13 @@ class Bot {
   void LoginFailed(int result);
   // The reply to the command in flight has ended (the prompt, or TinyMUX's OUTPUTSUFFIX).
   bool ReplyComplete() const;
+  boost::asio::awaitable<void> Spread();
   boost::asio::awaitable<void> Play();
+  // Sends `line` and waits for its whole reply; false if the bot closed or was stopped.
+  // Counts a reply or prompt timeout as an error. Remembers the exits the reply shows. Only a
+  // `counted` exchange (the mix's, not spreading steps) adds to the replies and RTT samples.
+  // REQUIRES: `line` outlives the wait (callers pass a named local).
+  boost::asio::awaitable<bool> Exchange(std::string_view line, bool look_for_exits, bool counted);
   boost::asio::awaitable<void> Quit();
   // The index of the first of `wanted` seen in the text, consumed through the match; kFailed
   // if one of `failures` shows up first, kClosed on close or Stop(), kTimedOut at the deadline.
@@ -137,8 +145,10 @@ class Bot {
   bool quitting_ = false;
   bool reader_done_ = true;
   bool awaiting_reply_ = false;
-  std::string consumed_;  // what the last successful Expect() consumed
+  bool sleeping_ = false;  // in Sleep(): text arriving is dropped without waking the bot
+  std::string consumed_;   // what the last successful Expect() consumed
   bool replied_ = false;
+  bool counted_ = false;  // the exchange in flight is the mix's
   Instant sent_at_{};
   int64_t says_ = 0;
 };

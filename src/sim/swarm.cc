@@ -20,6 +20,7 @@ namespace {
 namespace asio = boost::asio;
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr int64_t kScrapeTimeoutMs = 5'000;
+constexpr int64_t kSpreadPollMs = 100;
 constexpr std::string_view kTickLagHistogram = "telos_zone_tick_lag_ms";
 
 std::string IsoTime(WallTime t) {
@@ -134,9 +135,14 @@ class SwarmRun {
       co_await SleepUntil(started_ + offset);
       if (!interrupted_) StartBot(i);
     }
+    // Bots still spreading out are not yet playing the mix: the window waits for them.
+    while (context_.spreading_now > 0 && !interrupted_) {
+      co_await SleepUntil(clock_.Now() + std::chrono::milliseconds(kSpreadPollMs));
+    }
     steady_began_ = clock_.Now();
     report.ramp_seconds = Seconds(steady_began_ - started_);
     phase_ = LiveStatus::Phase::kSteady;
+    context_.measuring = true;
 
     std::string scrape_error;
     const auto before = co_await Scrape(&scrape_error);
@@ -147,6 +153,7 @@ class SwarmRun {
         std::chrono::duration_cast<Duration>(std::chrono::duration<double>(options_.duration_s));
     co_await SleepUntil(steady_began_ + window);
     const Instant window_ended = clock_.Now();
+    context_.measuring = false;
     const auto cpu_after =
         options_.server_pid > 0 ? SampleProcess(options_.server_pid) : std::nullopt;
     // No co_await inside ?: (GCC 12 destroys the temporaries twice).
@@ -413,6 +420,9 @@ Status ValidateSwarmOptions(const SwarmOptions& o) {
   }
   if (o.fight_target.empty() || o.fight_target.find('\n') != std::string::npos) {
     return Status::InvalidArgument("fight target: one word");
+  }
+  if (o.spread_steps < 0 || o.spread_steps > kSwarmSpreadStepsMax) {
+    return Status::InvalidArgument("spread steps: from 0 to 1000");
   }
   return Status::Ok();
 }

@@ -294,7 +294,8 @@ void FakePasswords::Change(std::string name_key, std::string old_password, std::
   done(Status::Ok());
 }
 
-TestWorld::TestWorld(const std::filesystem::path& pack_dir, uint64_t seed) {
+TestWorld::TestWorld(const std::filesystem::path& pack_dir, uint64_t seed,
+                     int64_t output_pulse_ms) {
   std::vector<Problem> problems;
   Result<Pack> loaded = LoadPack(pack_dir, &problems);
   for (const Problem& p : problems) ADD_FAILURE() << p.ToString();
@@ -309,6 +310,7 @@ TestWorld::TestWorld(const std::filesystem::path& pack_dir, uint64_t seed) {
   deps.persistence = &persistence;
   deps.mail = &mail;
   deps.passwords = &passwords;
+  deps.output_pulse_ms = output_pulse_ms;
   host = std::make_unique<WorldHost>(
       pack, deps,
       [this](const std::string&) {

@@ -74,7 +74,10 @@ class FakePasswords final : public PasswordPort {
 // thread when the test says so.
 class TestWorld {
  public:
-  explicit TestWorld(const std::filesystem::path& pack_dir, uint64_t seed = 42);
+  // `output_pulse_ms` is ZoneDeps::output_pulse_ms: 0 delivers everyone's output at the end
+  // of each batch, which transcript tests rely on.
+  explicit TestWorld(const std::filesystem::path& pack_dir, uint64_t seed = 42,
+                     int64_t output_pulse_ms = 0);
   ~TestWorld();
 
   // Logs in a fresh character (or `state` if given) and returns its sink.

@@ -12,10 +12,15 @@ std::shared_ptr<Zone> Zone::Create(std::shared_ptr<const Pack> pack, std::string
   std::shared_ptr<Zone> zone(
       new Zone(std::move(pack), std::move(zone_id), seed, deps, std::move(executor)));
   // Port callbacks may arrive on any thread after the zone is gone: only enqueue when alive.
+  // A port's answer (mail, a password change) is for whoever asked: flush it at once.
   zone->core_->SetPoster(
       [weak = std::weak_ptr<Zone>(zone)](std::function<void(ZoneCore&)> work) -> Status {
-        if (std::shared_ptr<Zone> self = weak.lock()) return self->Enqueue(std::move(work));
-        return Status::Cancelled("zone gone");
+        std::shared_ptr<Zone> self = weak.lock();
+        if (!self) return Status::Cancelled("zone gone");
+        return self->Enqueue([work = std::move(work)](ZoneCore& core) {
+          work(core);
+          core.Flush();
+        });
       });
   return zone;
 }
@@ -62,6 +67,24 @@ void Zone::Drain() {
     drain_posted_ = false;
   }
   for (auto& message : batch) message(*core_);
+  FlushAfterBatch();
+}
+
+void Zone::FlushAfterBatch() {
+  if (deps_.output_pulse_ms <= 0) {
+    core_->Flush();
+    return;
+  }
+  core_->FlushUrgent();
+  if (pulse_scheduled_ || !core_->has_deferred_output()) return;
+  pulse_scheduled_ = true;
+  executor_->PostAt(deps_.clock->Now() + Millis(deps_.output_pulse_ms),
+                    [self = shared_from_this()] { self->OutputPulse(); });
+}
+
+void Zone::OutputPulse() {
+  pulse_scheduled_ = false;
+  if (stopped_on_executor_) return;
   core_->Flush();
 }
 

@@ -141,8 +141,8 @@ int ZoneCore::LocalRoom(const Ref& ref) const {
 }
 
 Actor* ZoneCore::FindActor(uint64_t id) {
-  auto it = actors_.find(id);
-  return it == actors_.end() ? nullptr : it->second.get();
+  auto it = actor_by_id_.find(id);
+  return it == actor_by_id_.end() ? nullptr : it->second;
 }
 
 Actor* ZoneCore::FindPlayerMutable(std::string_view key) {
@@ -153,8 +153,8 @@ Actor* ZoneCore::FindPlayerMutable(std::string_view key) {
 const Actor* ZoneCore::FindPlayer(std::string_view key) const {
   auto it = players_.find(key);
   if (it == players_.end()) return nullptr;
-  auto actor = actors_.find(it->second);
-  return actor == actors_.end() ? nullptr : actor->second.get();
+  auto actor = actor_by_id_.find(it->second);
+  return actor == actor_by_id_.end() ? nullptr : actor->second;
 }
 
 std::vector<const Actor*> ZoneCore::ActorsIn(std::string_view room_id) const {
@@ -162,7 +162,7 @@ std::vector<const Actor*> ZoneCore::ActorsIn(std::string_view room_id) const {
   int index = RoomIndex(room_id);
   if (index < 0) return out;
   for (uint64_t id : rooms_[static_cast<size_t>(index)].actors) {
-    out.push_back(actors_.at(id).get());
+    out.push_back(actor_by_id_.at(id));
   }
   return out;
 }
@@ -267,6 +267,7 @@ void ZoneCore::RemoveActor(Actor& actor) {
   if (it != actors_.end()) {
     graveyard_.push_back(std::move(it->second));
     actors_.erase(it);
+    actor_by_id_.erase(actor.id);
   }
 }
 
@@ -294,6 +295,7 @@ Actor& ZoneCore::SpawnMob(const MobDef& def, int room_index, int reset_index) {
     if (const ItemDef* item = pack_->FindItem(ref)) mob->inventory.push_back(MakeItem(*item));
   }
   Actor& placed = *mob;
+  actor_by_id_[mob->id] = &placed;
   actors_[mob->id] = std::move(mob);
   PlaceActor(placed, room_index);
   return placed;
@@ -345,6 +347,7 @@ void ZoneCore::Admit(PlayerTransfer transfer) {
   a.sink = std::move(transfer.sink);
   a.reply_to = std::move(transfer.reply_to);
   a.next_save_heartbeat = heartbeats_ + save_interval_heartbeats_;
+  actor_by_id_[a.id] = &a;
   actors_[a.id] = std::move(actor);
   players_[key] = a.id;
   UpdateOccupancy();
@@ -354,6 +357,7 @@ void ZoneCore::Admit(PlayerTransfer transfer) {
   for (std::string& line : transfer.arrival) Send(a, std::move(line));
   SendRoomInfo(a);
   MarkDirty(a);
+  MarkUrgent(a);
   RunRoomHook(room_index, "on_enter", a);
   if (!a.removed) CheckAggression(a);
 }
@@ -529,6 +533,7 @@ void ZoneCore::Command(const std::string& key, const std::string& line, int hops
     return;
   }
   Dispatch(*actor, line);
+  MarkUrgent(*actor);
 }
 
 void ZoneCore::Dispatch(Actor& actor, std::string_view line) {
@@ -609,6 +614,12 @@ void ZoneCore::MarkDirty(Actor& actor) {
   if (!actor.is_player || actor.dirty) return;
   actor.dirty = true;
   dirty_players_.push_back(actor.id);
+}
+
+void ZoneCore::MarkUrgent(Actor& actor) {
+  if (!actor.is_player || actor.urgent) return;
+  actor.urgent = true;
+  urgent_players_.push_back(actor.id);
 }
 
 void ZoneCore::Send(Actor& actor, std::string line) {
@@ -734,6 +745,22 @@ void ZoneCore::Flush() {
     if (actor != nullptr && actor->is_player && actor->dirty) FlushPlayer(*actor);
   }
   dirty_players_.clear();
+  FlushUrgent();
+}
+
+void ZoneCore::FlushUrgent() {
+  for (uint64_t id : urgent_players_) {
+    Actor* actor = FindActor(id);
+    if (actor == nullptr) continue;
+    actor->urgent = false;
+    if (actor->dirty) FlushPlayer(*actor);
+  }
+  urgent_players_.clear();
+  // Keep only the players still waiting; a flushed or departed one would only cost a lookup.
+  std::erase_if(dirty_players_, [this](uint64_t id) {
+    const Actor* actor = FindActor(id);
+    return actor == nullptr || !actor->dirty;
+  });
   graveyard_.clear();
 }
 
@@ -748,6 +775,7 @@ void ZoneCore::DeliverTell(const std::string& from, const std::string& to_key,
       *target, "Comm.Channel",
       "{\"channel\":\"tell\",\"from\":" + JsonString(from) + ",\"text\":" + JsonString(text) + "}");
   target->reply_to = from;
+  MarkUrgent(*target);  // a message to one person goes out at once; only broadcasts wait
 }
 
 void ZoneCore::DeliverChannel(const std::string& channel, const std::string& from,
@@ -764,7 +792,10 @@ void ZoneCore::DeliverChannel(const std::string& channel, const std::string& fro
 }
 
 void ZoneCore::Notice(const std::string& to_key, const std::string& text) {
-  if (Actor* player = FindPlayerMutable(to_key)) Send(*player, text);
+  if (Actor* player = FindPlayerMutable(to_key)) {
+    Send(*player, text);
+    MarkUrgent(*player);  // often the answer to what they did (a tell's echo)
+  }
 }
 
 // --- Heartbeat

@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "commands/registry.h"
@@ -85,7 +86,8 @@ struct Actor {
   std::string reply_to;
   std::shared_ptr<PlayerSink> sink;
   PlayerOutput pending;
-  bool dirty = false;  // in ZoneCore::dirty_players
+  bool dirty = false;   // in ZoneCore::dirty_players
+  bool urgent = false;  // in ZoneCore::urgent_players: flush at the end of this batch
   std::array<int, 6> last_vitals{-1, -1, -1, -1, -1, -1};
   std::array<int64_t, 3> last_status{-1, -1, -1};  // level, exp, gold last sent as Char.Status
   int64_t next_save_heartbeat = 0;
@@ -122,6 +124,11 @@ class ZoneCore final : public ScriptHost {
   void Notice(const std::string& to_key, const std::string& text);
   // Flushes collected output to sinks and frees the graveyard. Called after each batch.
   void Flush();
+  // Flushes the players who acted in this batch (their command's reply, the room they
+  // arrived in) and ends the batch; everyone else's output waits for Flush().
+  void FlushUrgent();
+  // Whether some player has output that FlushUrgent() left for the next Flush().
+  bool has_deferred_output() const { return !dirty_players_.empty(); }
 
   // --- Queries (tests, Inspect)
   const std::string& zone_id() const { return zone_.id; }
@@ -151,6 +158,7 @@ class ZoneCore final : public ScriptHost {
   void Send(Actor& actor, std::string line);
   // Marks a player for flushing (output or vitals changed).
   void MarkDirty(Actor& actor);
+  void MarkUrgent(Actor& actor);
   // Removes a player from the zone with their state and sink, output flushed first.
   PlayerTransfer DetachPlayer(Actor& player);
   void EnsureScript(const std::string& script);
@@ -260,9 +268,13 @@ class ZoneCore final : public ScriptHost {
   std::vector<RoomState> rooms_;
   std::map<std::string, int, std::less<>> room_index_;
   std::map<uint64_t, std::unique_ptr<Actor>> actors_;  // ordered: deterministic iteration
+  // The same actors by id for lookups: a room broadcast looks up every occupant, and a busy
+  // zone holds thousands of actors.
+  std::unordered_map<uint64_t, Actor*> actor_by_id_;
   std::map<std::string, uint64_t, std::less<>> players_;
   std::vector<std::unique_ptr<Actor>> graveyard_;
   std::vector<uint64_t> dirty_players_;
+  std::vector<uint64_t> urgent_players_;
   std::map<std::string, FlagValue, std::less<>> flags_;
   std::set<uint64_t> fighters_;  // actors with fighting != 0
   std::set<std::string> loaded_scripts_;

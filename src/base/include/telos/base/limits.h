@@ -24,6 +24,10 @@ inline constexpr size_t kGmcpPackageBytesMax = 64;
 inline constexpr size_t kPlayersPerZoneMax = 5'000;
 inline constexpr size_t kZoneInboxDepthMax = 16'384;
 inline constexpr int64_t kZoneHeartbeatMs = 250;
+// Output for players who did not act (someone else's say, an arrival) waits at most this long,
+// so a busy room costs each listener a few writes a second instead of one per line.
+inline constexpr int64_t kOutputPulseMsDefault = 100;
+inline constexpr int64_t kOutputPulseMsMax = 1'000;
 inline constexpr int64_t kCharacterSaveIntervalMs = 60'000;  // periodic save while playing
 
 // --- Outbound buffering per session before a slow client is shed

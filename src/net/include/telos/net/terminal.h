@@ -13,6 +13,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace telos::net {
 
@@ -22,6 +24,15 @@ struct TerminalInfo {
   std::string client;          // terminal type (TTYPE) or the web client's name, if known
   uint16_t width = 0;          // columns, 0 if unknown
   uint16_t height = 0;         // rows, 0 if unknown
+};
+
+// One flush of a player's output: text, then structured data, then the prompt (if any). A
+// transport sends it in one step rather than as separate calls, so a busy zone costs one hop
+// onto the connection and at most one write per flush.
+struct TerminalOutput {
+  std::string text;
+  std::vector<std::pair<std::string, std::string>> data;  // GMCP package, JSON body
+  std::string prompt;                                     // empty: no prompt
 };
 
 class Terminal {
@@ -34,6 +45,12 @@ class Terminal {
   virtual void SendPrompt(std::string text) = 0;
   // Structured data: a GMCP package and its JSON body. Dropped for clients without GMCP.
   virtual void SendData(std::string package, std::string json) = 0;
+  // SendText, SendData for each item, then SendPrompt, as one unit.
+  virtual void SendOutput(TerminalOutput output) {
+    if (!output.text.empty()) SendText(std::move(output.text));
+    for (auto& [package, json] : output.data) SendData(std::move(package), std::move(json));
+    if (!output.prompt.empty()) SendPrompt(std::move(output.prompt));
+  }
   // false while the player types a password (clients hide or mask the input).
   virtual void SetEcho(bool on) = 0;
   // Sends `reason` as a last line, flushes what is queued and closes.

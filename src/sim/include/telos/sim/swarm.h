@@ -38,6 +38,7 @@ inline constexpr double kSwarmDurationSecondsMax = 3'600;
 inline constexpr double kSwarmRampPerSecondMin = 0.1;
 inline constexpr double kSwarmRampPerSecondMax = 10'000;
 inline constexpr int64_t kSwarmThinkMsMin = 100;
+inline constexpr int64_t kSwarmSpreadStepsMax = 1'000;
 inline constexpr size_t kSwarmTargetsMax = 64;
 inline constexpr size_t kRttSamplesMax = 4'000'000;     // a reservoir keeps a fair sample beyond
 inline constexpr int64_t kSwarmQuitTimeoutMs = 15'000;  // for every bot to quit at the end
@@ -78,6 +79,10 @@ struct SwarmOptions {
   int64_t reply_timeout_ms = 10'000;
   int64_t login_timeout_ms = 60'000;
   std::string fight_target = "dummy";
+  // Before the measured window, each bot takes this many random walking steps (a few tenths of
+  // a second apart) so the swarm spreads over the world instead of crowding the start room.
+  // The window begins once every bot has finished them.
+  int64_t spread_steps = 0;
   bool allow_remote = false;
 };
 

@@ -5,7 +5,11 @@
 // only ways in; they are thread-safe, never block, and enqueue a message into the zone's bounded
 // inbox (limits::kZoneInboxDepthMax; ResourceExhausted when full). Messages apply in the order
 // they were accepted. Output produced while applying a batch of messages or a heartbeat is
-// collected per player and flushed to each PlayerSink once the batch or heartbeat ends.
+// collected per player. A player who acted in the batch (typed a command, arrived) gets theirs
+// as soon as the batch ends; everyone else's waits for the next output pulse
+// (ZoneDeps::output_pulse_ms) or heartbeat, so a listener in a busy room receives one write
+// per pulse rather than one per line. With output_pulse_ms 0 every player's output is
+// flushed at the end of every batch.
 //
 // The heartbeat (limits::kZoneHeartbeatMs) is scheduled on the executor with PostAt; it drives
 // combat rounds, affects, regeneration, mob behaviour, resets and periodic saves. Time comes
@@ -90,6 +94,8 @@ struct ZoneDeps {
   // How often a player's state is saved while they play (quit, death, level and leaving a zone
   // save at once). What a crash can lose at most.
   int64_t save_interval_ms = limits::kCharacterSaveIntervalMs;
+  // How long output for players who did not act may wait (see above); 0: not at all.
+  int64_t output_pulse_ms = 0;
 };
 
 class ZoneCore;  // the private game state and rules
@@ -141,6 +147,9 @@ class Zone : public std::enable_shared_from_this<Zone> {
   void Drain();
   void ScheduleHeartbeat(Instant deadline);
   void Heartbeat(Instant deadline);
+  // Ends a batch: flushes who acted, and schedules the pulse for everyone else's output.
+  void FlushAfterBatch();
+  void OutputPulse();
 
   const std::string id_;
   std::shared_ptr<Executor> executor_;
@@ -148,6 +157,7 @@ class Zone : public std::enable_shared_from_this<Zone> {
   std::unique_ptr<ZoneCore> core_;  // touched only on executor_
   prometheus::Histogram* tick_lag_ms_ = nullptr;
   bool stopped_on_executor_ = false;  // executor only
+  bool pulse_scheduled_ = false;      // executor only
 
   mutable std::mutex inbox_mu_;  // guards the inbox only; never held while running a message
   std::vector<std::function<void(ZoneCore&)>> inbox_;

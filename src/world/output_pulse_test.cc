@@ -1,0 +1,110 @@
+// The output pulse: who gets their output at the end of a batch, and who waits for the pulse.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "telos/base/limits.h"
+#include "world_test_util.h"
+
+namespace telos::world {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using testing::TempDir;
+using testing::TestWorld;
+
+constexpr int64_t kPulseMs = 100;
+static_assert(kPulseMs < limits::kZoneHeartbeatMs, "a pulse must come before the heartbeat");
+
+class OutputPulseTest : public ::testing::Test {
+ protected:
+  OutputPulseTest() {
+    testing::WriteSmallPack(dir_);
+    world_ = std::make_unique<TestWorld>(dir_.path(), 42, kPulseMs);
+    alice_ = world_->Login("Alice");
+    bob_ = world_->Login("Bob");
+    Pulse();  // the arrivals' broadcasts
+    alice_->Take();
+    bob_->Take();
+  }
+
+  // Advances the clock to the next output pulse (not to the heartbeat) and runs what is due.
+  void Pulse() {
+    world_->clock.Advance(Millis(kPulseMs));
+    world_->Run();
+  }
+
+  TempDir dir_;
+  std::unique_ptr<TestWorld> world_;
+  std::shared_ptr<testing::FakeSink> alice_;
+  std::shared_ptr<testing::FakeSink> bob_;
+};
+
+TEST_F(OutputPulseTest, TheSpeakerHearsAtOnceTheRoomAtThePulse) {
+  EXPECT_THAT(world_->Do("Alice", "say hello"), HasSubstr("You say, 'hello'"));
+  EXPECT_THAT(bob_->Take(), IsEmpty());
+  Pulse();
+  EXPECT_THAT(bob_->Take(), HasSubstr("Alice says, 'hello'"));
+}
+
+TEST_F(OutputPulseTest, LinesWithinOnePulseReachAListenerInOneDelivery) {
+  const int before = bob_->deliveries;
+  world_->Do("Alice", "say one");
+  world_->Do("Alice", "say two");
+  world_->Do("Alice", "say three");
+  EXPECT_EQ(bob_->deliveries, before);
+  Pulse();
+  EXPECT_EQ(bob_->deliveries, before + 1);
+  const std::string heard = bob_->Take();
+  EXPECT_THAT(heard, HasSubstr("'one'"));
+  EXPECT_THAT(heard, HasSubstr("'two'"));
+  EXPECT_THAT(heard, HasSubstr("'three'"));
+  EXPECT_LT(heard.find("'one'"), heard.find("'three'"));
+}
+
+TEST_F(OutputPulseTest, AListenerWhoActsGetsWhatWaitedWithTheReply) {
+  world_->Do("Alice", "say before you look");
+  const std::string seen = world_->Do("Bob", "look");
+  EXPECT_THAT(seen, HasSubstr("Alice says, 'before you look'"));
+  EXPECT_THAT(seen, HasSubstr("Bright Atrium"));
+  EXPECT_LT(seen.find("before you look"), seen.find("Bright Atrium"));  // in the order it happened
+}
+
+TEST_F(OutputPulseTest, ATellGoesOutAtOnceBothWays) {
+  EXPECT_THAT(world_->Do("Alice", "tell bob psst"), HasSubstr("You tell Bob, 'psst'"));
+  EXPECT_THAT(bob_->Take(), HasSubstr("Alice tells you, 'psst'"));
+}
+
+TEST_F(OutputPulseTest, TheWalkerSeesTheNewRoomAtOnceItsOccupantsAtThePulse) {
+  EXPECT_THAT(world_->Do("Bob", "north"), HasSubstr("Quiet Hall"));
+  EXPECT_THAT(alice_->Take(), IsEmpty());
+  Pulse();
+  EXPECT_THAT(alice_->Take(), HasSubstr("Bob leaves north"));
+}
+
+TEST_F(OutputPulseTest, NoPulseIsScheduledWhenNothingWaits) {
+  world_->Do("Alice", "look");  // only Alice's own output
+  const size_t pending = world_->executor.pending();
+  world_->Do("Alice", "say anyone?");  // Bob's output waits: one pulse is scheduled
+  EXPECT_EQ(world_->executor.pending(), pending + 1);
+  world_->Do("Alice", "say still there?");  // the same pulse carries it
+  EXPECT_EQ(world_->executor.pending(), pending + 1);
+  Pulse();
+  EXPECT_THAT(bob_->Take(), HasSubstr("still there?"));
+}
+
+TEST(OutputPulseOffTest, WithoutAPulseEveryoneHearsAtTheEndOfTheBatch) {
+  TempDir dir;
+  testing::WriteSmallPack(dir);
+  TestWorld world(dir.path(), 42, 0);
+  auto alice = world.Login("Alice");
+  auto bob = world.Login("Bob");
+  bob->Take();
+  world.Do("Alice", "say now");
+  EXPECT_THAT(bob->Take(), HasSubstr("Alice says, 'now'"));
+  EXPECT_THAT(alice->Take(), Not(HasSubstr("Alice says")));
+}
+
+}  // namespace
+}  // namespace telos::world
