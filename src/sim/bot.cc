@@ -385,14 +385,42 @@ asio::awaitable<void> Bot::Spread() {
   ++context_.spreading_now;
   const std::string look = "look";
   if (co_await Exchange(look, true, false)) {
+    std::string came_by;
     for (int64_t i = 0; i < steps; ++i) {
       co_await Sleep(context_.clock.Now() + Ms(random_.Uniform(kSpreadStepMs / 2, kSpreadStepMs)));
       if (stop_ || closed_) break;
-      const std::string step = Command(Behaviour::kWalk);
+      const std::string step = SpreadStep(came_by);
       if (const bool done = co_await Exchange(step, true, false); !done) break;
+      came_by = step;
     }
   }
   --context_.spreading_now;
+}
+
+std::string Bot::SpreadStep(std::string_view came_by) {
+  // A walk that does not turn straight back leaves a hub far sooner than a random one.
+  std::vector<std::string> choices;
+  for (const std::string& exit : exits_) {
+    if (exit != ReverseDirection(came_by)) choices.push_back(exit);
+  }
+  if (choices.empty()) return Command(Behaviour::kWalk);  // a dead end: back out
+  return choices[static_cast<size_t>(random_.Uniform(0, std::ssize(choices) - 1))];
+}
+
+std::string_view ReverseDirection(std::string_view direction) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 6> kOpposites = {{
+      {"north", "south"},
+      {"east", "west"},
+      {"up", "down"},
+      {"northeast", "southwest"},
+      {"northwest", "southeast"},
+      {"in", "out"},
+  }};
+  for (const auto& [a, b] : kOpposites) {
+    if (direction == a) return b;
+    if (direction == b) return a;
+  }
+  return {};
 }
 
 asio::awaitable<void> Bot::Play() {

@@ -128,6 +128,8 @@ class Bot {
   // Sends `line` (copied first into line_: no by-value string crosses a coroutine boundary).
   boost::asio::awaitable<bool> Send(std::string_view line);
   std::string Command(Behaviour behaviour);
+  // A spreading step: any exit but the way back (`came_by` reversed), unless it is the only one.
+  std::string SpreadStep(std::string_view came_by);
   void Wake() { wake_.cancel(); }
 
   BotContext& context_;
@@ -152,6 +154,9 @@ class Bot {
   Instant sent_at_{};
   int64_t says_ = 0;
 };
+
+// The opposite of a compass or vertical direction ("north" -> "south"); empty if it has none.
+std::string_view ReverseDirection(std::string_view direction);
 
 // The exits named in the last "[Exits: a, b]" line of `text`; empty if none.
 std::vector<std::string> ParseExits(std::string_view text);

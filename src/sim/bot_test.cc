@@ -19,6 +19,16 @@ TEST(ParseExits, ReadsTheLastExitLine) {
             (std::vector<std::string>{"north", "south"}));
 }
 
+TEST(ReverseDirection, PairsOppositesBothWays) {
+  EXPECT_EQ(ReverseDirection("north"), "south");
+  EXPECT_EQ(ReverseDirection("south"), "north");
+  EXPECT_EQ(ReverseDirection("down"), "up");
+  EXPECT_EQ(ReverseDirection("southeast"), "northwest");
+  EXPECT_EQ(ReverseDirection("out"), "in");
+  EXPECT_TRUE(ReverseDirection("portal").empty());
+  EXPECT_TRUE(ReverseDirection("").empty());
+}
+
 TEST(LatencyRecorder, KeepsEverySampleUnderTheBound) {
   Random random(3);
   LatencyRecorder recorder(10);

@@ -6,6 +6,7 @@
 #include "telos/world/world_host.h"
 
 #include <algorithm>
+#include <cmath>
 #include <condition_variable>
 
 #include "telos/base/limits.h"
@@ -32,18 +33,30 @@ WorldHost::WorldHost(std::shared_ptr<const Pack> pack, ZoneDeps deps, ExecutorFa
 
 WorldHost::~WorldHost() = default;
 
+Duration WorldHost::HeartbeatPhase(int64_t zones_started_before) {
+  // Multiples of the golden ratio, modulo one, stay evenly spread however many there are.
+  constexpr double kGoldenRatioFraction = 0.6180339887498949;
+  const double turn =
+      std::fmod(static_cast<double>(zones_started_before) * kGoldenRatioFraction, 1.0);
+  const auto phase = std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(
+      turn * static_cast<double>(limits::kZoneHeartbeatMs)));
+  return std::min(phase, Millis(limits::kZoneHeartbeatMs) - Duration(1));
+}
+
 Status WorldHost::StartZone(const std::string& zone_id) {
   if (pack_->FindZone(zone_id) == nullptr) {
     return Status::NotFound("no zone '" + zone_id + "' in pack " + pack_->name);
   }
   std::shared_ptr<Zone> zone;
+  int64_t started_before = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (zones_.count(zone_id) != 0) return Status::AlreadyExists("zone running: " + zone_id);
     zone = Zone::Create(pack_, zone_id, MixSeed(seed_, zone_id), deps_, executors_(zone_id));
     zones_[zone_id] = zone;
+    started_before = zones_started_++;
   }
-  zone->Start();
+  zone->Start(HeartbeatPhase(started_before));
   return Status::Ok();
 }
 

@@ -93,11 +93,13 @@ size_t Zone::inbox_depth() const {
   return inbox_.size();
 }
 
-void Zone::Start() {
-  executor_->Post([self = shared_from_this()] {
+void Zone::Start(Duration phase) {
+  RELEASE_ASSERT(phase >= Duration::zero() && phase < Millis(limits::kZoneHeartbeatMs),
+                 "a heartbeat phase is less than one heartbeat");
+  executor_->Post([self = shared_from_this(), phase] {
     self->core_->Start();
     self->core_->Flush();
-    self->ScheduleHeartbeat(self->deps_.clock->Now() + Millis(limits::kZoneHeartbeatMs));
+    self->ScheduleHeartbeat(self->deps_.clock->Now() + Millis(limits::kZoneHeartbeatMs) - phase);
   });
 }
 

@@ -613,6 +613,7 @@ void ZoneCore::Dispatch(Actor& actor, std::string_view line) {
 void ZoneCore::MarkDirty(Actor& actor) {
   if (!actor.is_player || actor.dirty) return;
   actor.dirty = true;
+  ++dirty_count_;
   dirty_players_.push_back(actor.id);
 }
 
@@ -663,10 +664,19 @@ void ZoneCore::ShowRoom(Actor& actor) {
   for (const ExitDef& exit : here.def->exits) exits += (exits.empty() ? "" : " ") + exit.dir;
   Send(actor, "{g}[Exits: " + (exits.empty() ? std::string("none") : exits) + "]{x}");
   for (const auto& item : here.items) Send(actor, item->Ground());
+  // Every mob is listed, and every player fighting; past a crowd's worth, other players are
+  // counted rather than named (a lobby with hundreds in it stays readable, and cheap to show).
+  size_t players_listed = 0;
+  size_t players_unlisted = 0;
   for (uint64_t id : here.actors) {
     if (id == actor.id) continue;
     Actor* other = FindActor(id);
     if (other == nullptr) continue;
+    if (other->is_player && other->fighting == 0 &&
+        ++players_listed > limits::kRoomPlayersListedMax) {
+      ++players_unlisted;
+      continue;
+    }
     std::string line;
     if (other->is_player) {
       line =
@@ -682,6 +692,11 @@ void ZoneCore::ShowRoom(Actor& actor) {
       }
     }
     Send(actor, "{y}" + line + "{x}");
+  }
+  if (players_unlisted > 0) {
+    Send(actor, "{y}" + std::to_string(players_unlisted) +
+                    (players_unlisted == 1 ? " other person is" : " other people are") +
+                    " here.{x}");
   }
 }
 
@@ -704,7 +719,10 @@ void ZoneCore::Prompt(Actor& actor) {
 }
 
 void ZoneCore::FlushPlayer(Actor& actor) {
-  actor.dirty = false;
+  if (actor.dirty) {
+    actor.dirty = false;
+    --dirty_count_;
+  }
   std::array<int, 6> vitals{actor.hp,       actor.max_hp, actor.mana,
                             actor.max_mana, actor.moves,  actor.max_moves};
   if (vitals != actor.last_vitals) {
@@ -745,6 +763,7 @@ void ZoneCore::Flush() {
     if (actor != nullptr && actor->is_player && actor->dirty) FlushPlayer(*actor);
   }
   dirty_players_.clear();
+  dirty_count_ = 0;  // any left were removed from the zone with their output
   FlushUrgent();
 }
 
@@ -756,11 +775,6 @@ void ZoneCore::FlushUrgent() {
     if (actor->dirty) FlushPlayer(*actor);
   }
   urgent_players_.clear();
-  // Keep only the players still waiting; a flushed or departed one would only cost a lookup.
-  std::erase_if(dirty_players_, [this](uint64_t id) {
-    const Actor* actor = FindActor(id);
-    return actor == nullptr || !actor->dirty;
-  });
   graveyard_.clear();
 }
 

@@ -128,7 +128,8 @@ class ZoneCore final : public ScriptHost {
   // arrived in) and ends the batch; everyone else's output waits for Flush().
   void FlushUrgent();
   // Whether some player has output that FlushUrgent() left for the next Flush().
-  bool has_deferred_output() const { return !dirty_players_.empty(); }
+  // May say yes for a player who left the zone with output pending; Flush() then sends none.
+  bool has_deferred_output() const { return dirty_count_ > 0; }
 
   // --- Queries (tests, Inspect)
   const std::string& zone_id() const { return zone_.id; }
@@ -273,7 +274,10 @@ class ZoneCore final : public ScriptHost {
   std::unordered_map<uint64_t, Actor*> actor_by_id_;
   std::map<std::string, uint64_t, std::less<>> players_;
   std::vector<std::unique_ptr<Actor>> graveyard_;
+  // Players whose output waits, in the order they got some; may also hold ids already flushed
+  // (skipped by Flush), which is cheaper than removing them after every batch.
   std::vector<uint64_t> dirty_players_;
+  int64_t dirty_count_ = 0;  // actors with dirty set
   std::vector<uint64_t> urgent_players_;
   std::map<std::string, FlagValue, std::less<>> flags_;
   std::set<uint64_t> fighters_;  // actors with fighting != 0

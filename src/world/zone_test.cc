@@ -2,6 +2,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
+#include "telos/base/limits.h"
 #include "telos/world/world_host.h"
 #include "world_test_util.h"
 #include "zone_core.h"
@@ -263,6 +267,56 @@ TEST(DefaultWorld, RunsForAFewMinutes) {
   EXPECT_EQ(world.LogText().find("lua script error"), std::string::npos) << world.LogText();
 }
 #endif
+
+}  // namespace
+}  // namespace telos::world
+
+namespace telos::world {
+namespace {
+
+// However many zones a world starts, no two beat within a few milliseconds of each other.
+TEST(HeartbeatPhaseTest, ZonesBeatSpreadOverThePeriod) {
+  for (int64_t zones : {2, 7, 20}) {
+    std::vector<int64_t> phases_ms;
+    for (int64_t k = 0; k < zones; ++k) {
+      const Duration phase = WorldHost::HeartbeatPhase(k);
+      ASSERT_GE(phase, Duration::zero());
+      ASSERT_LT(phase, Millis(limits::kZoneHeartbeatMs));
+      phases_ms.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(phase).count());
+    }
+    std::sort(phases_ms.begin(), phases_ms.end());
+    int64_t closest = limits::kZoneHeartbeatMs - phases_ms.back() + phases_ms.front();
+    for (size_t i = 1; i < phases_ms.size(); ++i) {
+      closest = std::min(closest, phases_ms[i] - phases_ms[i - 1]);
+    }
+    // An even spread would give period / zones; the golden-ratio sequence keeps a third of it.
+    EXPECT_GE(closest, limits::kZoneHeartbeatMs / zones / 3) << zones << " zones";
+  }
+}
+
+}  // namespace
+}  // namespace telos::world
+
+namespace telos::world {
+namespace {
+
+TEST(CrowdedRoomTest, LookNamesACrowdsWorthOfPlayersAndCountsTheRest) {
+  TempDir dir;
+  testing::WriteSmallPack(dir);
+  TestWorld world(dir.path());
+  const size_t others = limits::kRoomPlayersListedMax + 4;
+  for (size_t i = 0; i < others; ++i) world.Login("Guest" + std::string(1, char('a' + i)));
+  world.Login("Alice")->Take();  // the room as shown at login
+  const std::string seen = world.Do("Alice", "look");
+  size_t named = 0;
+  for (size_t pos = seen.find(" is here."); pos != std::string::npos;
+       pos = seen.find(" is here.", pos + 1)) {
+    ++named;
+  }
+  EXPECT_EQ(named, limits::kRoomPlayersListedMax);
+  EXPECT_THAT(seen, HasSubstr("4 other people are here."));
+  EXPECT_THAT(seen, HasSubstr("[Exits: north east]"));  // the room itself is all there
+}
 
 }  // namespace
 }  // namespace telos::world

@@ -28,6 +28,7 @@ inline constexpr int64_t kZoneHeartbeatMs = 250;
 // so a busy room costs each listener a few writes a second instead of one per line.
 inline constexpr int64_t kOutputPulseMsDefault = 100;
 inline constexpr int64_t kOutputPulseMsMax = 1'000;
+inline constexpr size_t kRoomPlayersListedMax = 20;  // a room's look names this many players
 inline constexpr int64_t kCharacterSaveIntervalMs = 60'000;  // periodic save while playing
 
 // --- Outbound buffering per session before a slow client is shed

@@ -124,6 +124,10 @@ class WorldHost final : private ZoneRouter {
   // The running zone, for Inspect() in tests. Null when not running.
   std::shared_ptr<Zone> FindZone(const std::string& zone_id) const;
 
+  // The heartbeat phase (Zone::Start) of the zone started after `zones_started_before` others:
+  // however many zones run, their beats stay spread over the heartbeat period.
+  static Duration HeartbeatPhase(int64_t zones_started_before);
+
  private:
   // ZoneRouter
   bool Transfer(PlayerTransfer& transfer) override;
@@ -155,6 +159,7 @@ class WorldHost final : private ZoneRouter {
   };
   mutable std::mutex mu_;  // guards zones_ and roster_
   std::map<std::string, std::shared_ptr<Zone>> zones_;
+  int64_t zones_started_ = 0;  // guarded by mu_; gives each new zone its heartbeat phase
   std::map<std::string, RosterEntry> roster_;  // by name key
 };
 

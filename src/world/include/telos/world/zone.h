@@ -112,8 +112,10 @@ class Zone : public std::enable_shared_from_this<Zone> {
 
   const std::string& id() const { return id_; }
 
-  // Runs the first reset (populating mobs and items) and schedules the heartbeat.
-  void Start();
+  // Runs the first reset (populating mobs and items) and schedules the heartbeat, whose first
+  // beat comes `phase` (less than one heartbeat) early: zones given different phases do not
+  // all beat, and flush, at the same instant.
+  void Start(Duration phase = Duration::zero());
   // Stops the heartbeat, freezes every player (saving each) and hands them to `done` on the
   // zone's executor. Messages accepted afterwards are refused with Cancelled.
   void Stop(std::function<void(std::vector<PlayerTransfer>)> done);
