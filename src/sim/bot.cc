@@ -11,9 +11,10 @@ namespace {
 namespace asio = boost::asio;
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr size_t kTextBytesMax = 64 * 1024;  // unconsumed text kept per bot
-constexpr int64_t kQuitWaitMs = 5'000;
+constexpr int64_t kQuitWaitMs = 10'000;
 constexpr int64_t kSpreadStepMs = 400;  // a spreading step every 200-400 ms
-constexpr int kQuitAttemptsMax = 5;
+constexpr int kQuitAttemptsMax = 20;
+constexpr int64_t kFleePauseMs = 250;
 constexpr std::string_view kQuitRefusedFighting = "You are fighting!";
 constexpr std::string_view kPrompt = "> ";
 
@@ -455,9 +456,12 @@ asio::awaitable<void> Bot::Quit() {
     if (const bool sent = co_await Send(line); !sent) co_return;
     while (!closed_ && !refused() && context_.clock.Now() < deadline) co_await Wait(deadline);
     if (closed_ || context_.clock.Now() >= deadline) break;
-    // The world does not let a fighter quit: flee first, as a player would, then try again.
+    // The world does not let a fighter quit: flee first, as a player would, then try again
+    // (a flee can fail, so this may take a few rounds).
     const std::string flee = "flee";
     if (const bool sent = co_await Send(flee); !sent) co_return;
+    const Instant pause = std::min(deadline, context_.clock.Now() + Ms(kFleePauseMs));
+    while (!closed_ && context_.clock.Now() < pause) co_await Wait(pause);
   }
   if (!closed_) context_.Error("quit_timeout");
 }

@@ -94,6 +94,19 @@ TEST_F(OutputPulseTest, NoPulseIsScheduledWhenNothingWaits) {
   EXPECT_THAT(bob_->Take(), HasSubstr("still there?"));
 }
 
+TEST_F(OutputPulseTest, NoPulseJustBeforeTheHeartbeatWhichFlushesInstead) {
+  // The fixture has run one pulse (100 ms) of the lobby's first heartbeat period (250 ms).
+  world_->clock.Advance(Millis(80));
+  world_->Run();
+  const size_t pending = world_->executor.pending();
+  world_->Do("Alice", "say soon");  // a pulse would land after the heartbeat
+  EXPECT_EQ(world_->executor.pending(), pending);
+  EXPECT_THAT(bob_->Take(), IsEmpty());
+  world_->clock.Advance(Millis(limits::kZoneHeartbeatMs - kPulseMs - 80));
+  world_->Run();
+  EXPECT_THAT(bob_->Take(), HasSubstr("Alice says, 'soon'"));
+}
+
 TEST(OutputPulseOffTest, WithoutAPulseEveryoneHearsAtTheEndOfTheBatch) {
   TempDir dir;
   testing::WriteSmallPack(dir);

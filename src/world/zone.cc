@@ -5,6 +5,12 @@
 #include "zone_core.h"
 
 namespace telos::world {
+namespace {
+
+// No output pulse is scheduled this close before a heartbeat, which flushes everyone anyway.
+constexpr int64_t kPulseHeartbeatGapMs = 20;
+
+}  // namespace
 
 std::shared_ptr<Zone> Zone::Create(std::shared_ptr<const Pack> pack, std::string zone_id,
                                    uint64_t seed, ZoneDeps deps,
@@ -77,9 +83,11 @@ void Zone::FlushAfterBatch() {
   }
   core_->FlushUrgent();
   if (pulse_scheduled_ || !core_->has_deferred_output()) return;
+  const Instant pulse_at = deps_.clock->Now() + Millis(deps_.output_pulse_ms);
+  // The heartbeat flushes everyone too: a pulse just before it would only make it late.
+  if (pulse_at + Millis(kPulseHeartbeatGapMs) >= next_heartbeat_) return;
   pulse_scheduled_ = true;
-  executor_->PostAt(deps_.clock->Now() + Millis(deps_.output_pulse_ms),
-                    [self = shared_from_this()] { self->OutputPulse(); });
+  executor_->PostAt(pulse_at, [self = shared_from_this()] { self->OutputPulse(); });
 }
 
 void Zone::OutputPulse() {
@@ -104,6 +112,7 @@ void Zone::Start(Duration phase) {
 }
 
 void Zone::ScheduleHeartbeat(Instant deadline) {
+  next_heartbeat_ = deadline;
   executor_->PostAt(deadline, [self = shared_from_this(), deadline] { self->Heartbeat(deadline); });
 }
 

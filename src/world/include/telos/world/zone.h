@@ -8,8 +8,8 @@
 // collected per player. A player who acted in the batch (typed a command, arrived) gets theirs
 // as soon as the batch ends; everyone else's waits for the next output pulse
 // (ZoneDeps::output_pulse_ms) or heartbeat, so a listener in a busy room receives one write
-// per pulse rather than one per line. With output_pulse_ms 0 every player's output is
-// flushed at the end of every batch.
+// per pulse rather than one per line; when the heartbeat comes first, it flushes them instead.
+// With output_pulse_ms 0 every player's output is flushed at the end of every batch.
 //
 // The heartbeat (limits::kZoneHeartbeatMs) is scheduled on the executor with PostAt; it drives
 // combat rounds, affects, regeneration, mob behaviour, resets and periodic saves. Time comes
@@ -160,6 +160,7 @@ class Zone : public std::enable_shared_from_this<Zone> {
   prometheus::Histogram* tick_lag_ms_ = nullptr;
   bool stopped_on_executor_ = false;  // executor only
   bool pulse_scheduled_ = false;      // executor only
+  Instant next_heartbeat_{};          // executor only
 
   mutable std::mutex inbox_mu_;  // guards the inbox only; never held while running a message
   std::vector<std::function<void(ZoneCore&)>> inbox_;
