@@ -7,7 +7,9 @@ from TELOS_BINARY (the built binary) and TELOS_REPO (the checkout, for content/ 
 import os
 import signal
 import socket
+import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -237,6 +239,29 @@ class ServeTest(unittest.TestCase):
         self.addCleanup(d.close)
         log_in(d, "crashy")
         d.expect("The North Gate")
+
+
+class BadSettingsTest(unittest.TestCase):
+    """A bad value refuses to start, naming the variable, with exit code 2."""
+
+    def run_serve(self, **env):
+        full = dict(os.environ, TELOS_BIND="127.0.0.1", TELOS_TELNET_PORT="0",
+                    TELOS_HTTP_PORT="0", TELOS_DATA_DIR=tempfile.mkdtemp(prefix="telos-bad-"),
+                    TELOS_CONTENT_DIR=os.path.join(REPO, "content"),
+                    TELOS_WEB_DIR=os.path.join(REPO, "web"))
+        for name in ("TELOS_REDIS", "TELOS_DATABASE_URL", "TELOS_NATS"):
+            full.pop(name, None)
+        full.update(env)
+        return subprocess.run([BINARY, "serve"], env=full, capture_output=True, text=True,
+                              timeout=30)
+
+    def test_output_pulse_and_zone_threads_out_of_range(self):
+        for name, value in (("TELOS_OUTPUT_PULSE_MS", "5000"), ("TELOS_OUTPUT_PULSE_MS", "-1"),
+                            ("TELOS_ZONE_THREADS", "0"), ("TELOS_ZONE_THREADS", "many")):
+            with self.subTest(name=name, value=value):
+                proc = self.run_serve(**{name: value})
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertIn(name, proc.stderr + proc.stdout)
 
 
 class BadInputTest(unittest.TestCase):
