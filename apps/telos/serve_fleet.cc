@@ -81,7 +81,6 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
   world_settings.link_dead_ms = settings.link_dead_ms;
   world_settings.save_interval_ms = settings.save_interval_ms;
   world_settings.output_pulse_ms = settings.output_pulse_ms;
-  world_settings.zone_threads = settings.zone_threads;
   world_settings.seed = settings.seed;
   auto pool = config.String("TELOS_ZONE_POOL", "");
   auto signing_path = config.String("TELOS_SIGNING_KEY_FILE", "");

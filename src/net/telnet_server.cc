@@ -33,6 +33,7 @@ struct TelnetServer::Impl : std::enable_shared_from_this<TelnetServer::Impl> {
         clock(clock_in),
         log(log_in),
         acceptor(asio::make_strand(io_in)),
+        write_watch(acceptor.get_executor()),
         connections_gauge(metrics.Gauge("telnet_connections", "Open telnet connections")),
         accepted_total(metrics.Counter("telnet_accepted_total", "Telnet connections accepted")),
         refused_total(metrics.Counter("telnet_refused_total",
@@ -54,6 +55,7 @@ struct TelnetServer::Impl : std::enable_shared_from_this<TelnetServer::Impl> {
   const Clock& clock;
   Logger& log;
   tcp::acceptor acceptor;
+  asio::steady_timer write_watch;  // WatchWrites' timer, on the acceptor's strand
   prometheus::Gauge& connections_gauge;
   prometheus::Counter& accepted_total;
   prometheus::Counter& refused_total;
@@ -282,7 +284,7 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
     if (started == 0 || now_ns - started <= timeout_ns) return;
     OnStrand([this, started] {
       if (write_started_ns_.load(std::memory_order_relaxed) != started) return;  // it moved on
-      close_reason_ = "write timeout";
+      if (close_reason_.empty()) close_reason_ = "write timeout";
       CloseSocket();
     });
   }
@@ -368,11 +370,10 @@ asio::awaitable<void> TelnetServer::Impl::WatchWrites() {
   const auto timeout = std::chrono::milliseconds(options.write_timeout_ms);
   const auto period =
       std::clamp(timeout / 4, std::chrono::milliseconds(10), std::chrono::milliseconds(1000));
-  asio::steady_timer timer(acceptor.get_executor());
   std::vector<std::shared_ptr<TelnetSession>> open;
   for (;;) {
-    timer.expires_after(period);
-    auto [ec] = co_await timer.async_wait(kTuple);
+    write_watch.expires_after(period);
+    auto [ec] = co_await write_watch.async_wait(kTuple);
     if (ec) co_return;
     {
       std::lock_guard lock(mu);
@@ -495,8 +496,12 @@ void TelnetServer::Stop() {
   // Sessions flush what they have queued (bounded by the write timeout), then close.
   for (auto& session : open) session->Close("");
   if (impl->io.stopped()) return;
-  std::unique_lock lock(impl->mu);
-  impl->idle.wait(lock, [&] { return !impl->accepting && impl->sessions.empty(); });
+  {
+    std::unique_lock lock(impl->mu);
+    impl->idle.wait(lock, [&] { return !impl->accepting && impl->sessions.empty(); });
+  }
+  // Every session is gone: the write watch has nothing left to watch.
+  asio::post(impl->acceptor.get_executor(), [impl] { impl->write_watch.cancel(); });
 }
 
 size_t TelnetServer::connections() const {

@@ -27,7 +27,7 @@ class EchoHandler final : public TerminalHandler {
     if (line == "batch") {
       TerminalOutput out;
       out.text = "batched text\n";
-      out.data.emplace_back("Char.Vitals", "{\"hp\":1}");  // dropped: no GMCP negotiated
+      out.data.emplace_back("Char.Vitals", "{\"hp\":1}");  // sent once GMCP is on
       out.prompt = "> ";
       t_->SendOutput(std::move(out));
       return;
@@ -224,16 +224,19 @@ TEST_F(TelnetServerTest, ClientWhoseWriteStallsPastTheTimeoutIsCutOff) {
   EXPECT_TRUE(other.WaitFor("you said: hello"));
 }
 
-TEST_F(TelnetServerTest, OutputFlushGoesOutInOrderAsOneUnit) {
+TEST_F(TelnetServerTest, OutputFlushKeepsTextDataAndPromptInOrder) {
   StartServer();
   Client c(port_);
   ASSERT_TRUE(c.WaitFor("welcome"));
+  c.Send(std::string("\xff\xfd\xc9", 3));  // IAC DO GMCP: data is sent from now on
   c.Send("batch\n");
   ASSERT_TRUE(c.WaitFor("> "));
   const std::string& got = c.received();
   const size_t text = got.find("batched text\r\n");
-  const size_t prompt = got.find("> ", text);
+  const size_t data = got.find("Char.Vitals {\"hp\":1}", text);
+  const size_t prompt = got.find("> ", data);
   ASSERT_NE(text, std::string::npos);
+  ASSERT_NE(data, std::string::npos);
   EXPECT_NE(prompt, std::string::npos);
 }
 

@@ -102,7 +102,23 @@ std::vector<std::string> ParseExits(std::string_view text) {
 }
 
 Bot::Bot(BotContext& context, int64_t index, uint64_t seed)
-    : context_(context), index_(index), random_(seed), wake_(context.executor) {}
+    : context_(context), index_(index), random_(seed), wake_(context.executor) {
+  // Counted from the start, so the measured window waits for bots still logging in too.
+  if (WillSpread(context_.options)) {
+    owes_spread_ = true;
+    ++context_.spreading_now;
+  }
+}
+
+bool Bot::WillSpread(const SwarmOptions& options) {
+  return options.spread_steps > 0 && options.dialect == Dialect::kTelos;
+}
+
+void Bot::DoneSpreading() {
+  if (!owes_spread_) return;
+  owes_spread_ = false;
+  --context_.spreading_now;
+}
 
 void Bot::Stop() {
   stop_ = true;
@@ -382,8 +398,7 @@ asio::awaitable<bool> Bot::Exchange(std::string_view line, bool look_for_exits, 
 
 asio::awaitable<void> Bot::Spread() {
   const int64_t steps = context_.options.spread_steps;
-  if (steps <= 0 || context_.options.dialect != Dialect::kTelos) co_return;
-  ++context_.spreading_now;
+  if (!WillSpread(context_.options)) co_return;
   const std::string look = "look";
   if (co_await Exchange(look, true, false)) {
     std::string came_by;
@@ -395,7 +410,7 @@ asio::awaitable<void> Bot::Spread() {
       came_by = step;
     }
   }
-  --context_.spreading_now;
+  DoneSpreading();
 }
 
 std::string Bot::SpreadStep(std::string_view came_by) {
@@ -477,6 +492,7 @@ asio::awaitable<void> Bot::Run() {
   const Status connected = co_await transport_->Connect(context_.endpoints[slot]);
   if (!connected.ok()) {
     if (!stop_) context_.Error("connect");
+    DoneSpreading();
     transport_->Close();
     co_return;
   }
@@ -507,6 +523,7 @@ asio::awaitable<void> Bot::Run() {
     if (stop_ && !closed_) co_await Quit();
     --context_.playing_now;
   }
+  DoneSpreading();  // if it never got to
   transport_->Close();
   // The socket is closed, so the reader's pending read ends now; it must end before the bot
   // may be destroyed.

@@ -109,6 +109,8 @@ class Bot {
   // The reply to the command in flight has ended (the prompt, or TinyMUX's OUTPUTSUFFIX).
   bool ReplyComplete() const;
   boost::asio::awaitable<void> Spread();
+  static bool WillSpread(const SwarmOptions& options);
+  void DoneSpreading();  // once per bot that WillSpread, whether or not it got to
   boost::asio::awaitable<void> Play();
   // Sends `line` and waits for its whole reply; false if the bot closed or was stopped.
   // Counts a reply or prompt timeout as an error. Remembers the exits the reply shows. Only a
@@ -150,7 +152,8 @@ class Bot {
   bool sleeping_ = false;  // in Sleep(): text arriving is dropped without waking the bot
   std::string consumed_;   // what the last successful Expect() consumed
   bool replied_ = false;
-  bool counted_ = false;  // the exchange in flight is the mix's
+  bool counted_ = false;      // the exchange in flight is the mix's
+  bool owes_spread_ = false;  // counted in spreading_now until DoneSpreading()
   Instant sent_at_{};
   int64_t says_ = 0;
 };

@@ -76,6 +76,13 @@ TEST_F(OutputPulseTest, ATellGoesOutAtOnceBothWays) {
   EXPECT_THAT(bob_->Take(), HasSubstr("Alice tells you, 'psst'"));
 }
 
+TEST_F(OutputPulseTest, AChannelSpeakerSeesTheirLineAtOnceListenersAtThePulse) {
+  EXPECT_THAT(world_->Do("Alice", "ooc cards tonight?"), HasSubstr("[ooc] Alice: cards tonight?"));
+  EXPECT_THAT(bob_->Take(), IsEmpty());
+  Pulse();
+  EXPECT_THAT(bob_->Take(), HasSubstr("[ooc] Alice: cards tonight?"));
+}
+
 TEST_F(OutputPulseTest, TheWalkerSeesTheNewRoomAtOnceItsOccupantsAtThePulse) {
   EXPECT_THAT(world_->Do("Bob", "north"), HasSubstr("Quiet Hall"));
   EXPECT_THAT(alice_->Take(), IsEmpty());

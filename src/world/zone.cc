@@ -18,15 +18,10 @@ std::shared_ptr<Zone> Zone::Create(std::shared_ptr<const Pack> pack, std::string
   std::shared_ptr<Zone> zone(
       new Zone(std::move(pack), std::move(zone_id), seed, deps, std::move(executor)));
   // Port callbacks may arrive on any thread after the zone is gone: only enqueue when alive.
-  // A port's answer (mail, a password change) is for whoever asked: flush it at once.
   zone->core_->SetPoster(
       [weak = std::weak_ptr<Zone>(zone)](std::function<void(ZoneCore&)> work) -> Status {
-        std::shared_ptr<Zone> self = weak.lock();
-        if (!self) return Status::Cancelled("zone gone");
-        return self->Enqueue([work = std::move(work)](ZoneCore& core) {
-          work(core);
-          core.Flush();
-        });
+        if (std::shared_ptr<Zone> self = weak.lock()) return self->Enqueue(std::move(work));
+        return Status::Cancelled("zone gone");
       });
   return zone;
 }

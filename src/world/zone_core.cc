@@ -803,6 +803,8 @@ void ZoneCore::DeliverChannel(const std::string& channel, const std::string& fro
     Send(*player, line);
     SendEvent(*player, "Comm.Channel", json);
   }
+  // The speaker sees their own line at once; everyone else hears it at the pulse.
+  if (Actor* speaker = FindPlayerMutable(NameKey(from))) MarkUrgent(*speaker);
 }
 
 void ZoneCore::Notice(const std::string& to_key, const std::string& text) {

@@ -119,7 +119,7 @@ class BotsTest(unittest.TestCase):
         proc.wait(60)
         self.assertEqual(proc.returncode, 0, proc.stderr.read())
 
-    def test_spreading_bots_leave_the_start_zone_before_the_window(self):
+    def test_spreading_bots_leave_the_start_zone_and_the_window_waits_for_them(self):
         server = self.start_server()
         out = tempfile.mkdtemp(prefix="telos-bots-")
         report_path = os.path.join(out, "report.json")
@@ -145,6 +145,8 @@ class BotsTest(unittest.TestCase):
             report = json.load(f)
         self.assertEqual(report["errors"], 0, report["errors_by_kind"])
         self.assertEqual(report["bots_playing_at_end"], 10)
+        # The window opened only once every bot had taken its 15 steps (each 200-400 ms apart).
+        self.assertGreaterEqual(report["ramp_seconds"], 15 * 0.2)
         # Spreading commands are not the mix's: none is counted, and the window had no samples.
         self.assertEqual(report["commands_sent"], 0)
         self.assertEqual(report["rtt"]["count"], 0)

@@ -81,7 +81,8 @@ struct SwarmOptions {
   std::string fight_target = "dummy";
   // Before the measured window, each bot takes this many random walking steps (a few tenths of
   // a second apart) so the swarm spreads over the world instead of crowding the start room.
-  // The window begins once every bot has finished them.
+  // The window begins once every bot has finished them (or failed to log in); the report's
+  // ramp_seconds includes that wait.
   int64_t spread_steps = 0;
   bool allow_remote = false;
 };
