@@ -20,6 +20,10 @@ using tcp = asio::ip::tcp;
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr size_t kReadChunkBytes = 2048;
 
+int64_t Nanoseconds(Instant at) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
+}
+
 }  // namespace
 
 class TelnetSession;
@@ -258,7 +262,7 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
       outbox_bytes_ = 0;
       // The server's write watch cuts off a client that accepts no bytes for the write
       // timeout; it reads this stamp instead of each write arming a timer of its own.
-      write_started_ns_.store(NowNs(), std::memory_order_relaxed);
+      write_started_ns_.store(Nanoseconds(server_->clock.Now()), std::memory_order_relaxed);
       auto [ec, n] = co_await asio::async_write(socket_, asio::buffer(batch), kTuple);
       write_started_ns_.store(0, std::memory_order_relaxed);
       if (ec) {
@@ -268,12 +272,6 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
     }
     writing_ = false;
     if (closing_ && outbox_.empty()) CloseSocket();
-  }
-
-  int64_t NowNs() const {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               server_->clock.Now().time_since_epoch())
-        .count();
   }
 
  public:
@@ -380,9 +378,7 @@ asio::awaitable<void> TelnetServer::Impl::WatchWrites() {
       if (stopping && sessions.empty()) co_return;
       open.assign(sessions.begin(), sessions.end());
     }
-    const int64_t now_ns =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(clock.Now().time_since_epoch())
-            .count();
+    const int64_t now_ns = Nanoseconds(clock.Now());
     const int64_t timeout_ns = std::chrono::nanoseconds(timeout).count();
     for (const auto& session : open) session->CheckWriteStall(now_ns, timeout_ns);
     open.clear();

@@ -100,6 +100,20 @@ class BotsTest(unittest.TestCase):
         server.wait_metric("telos_gate_players", lambda v: v == 0)
         self.assertFalse([e for e in server.log_entries() if e.get("level") == "error"])
 
+    @staticmethod
+    def a_bot_leaves_the_lobby(server, proc, timeout=60):
+        """Polls the server's zone occupancy until some zone other than the lobby has a player;
+        False if the bots end or the deadline passes first."""
+        deadline = time.time() + timeout
+        while proc.poll() is None and time.time() < deadline:
+            _, body = server.http_get("/metrics")
+            for line in body.splitlines():
+                if (line.startswith("telos_zone_occupancy{") and 'zone="lobby"' not in line
+                        and float(line.split()[-1]) > 0):
+                    return True
+            time.sleep(0.2)  # the poll interval
+        return False
+
     def test_walking_bots_leave_the_start_zone(self):
         server = self.start_server()
         cmd = [BINARY, "bots", "--target", "127.0.0.1:%d" % server.telnet_port, "--bots", "10",
@@ -107,15 +121,8 @@ class BotsTest(unittest.TestCase):
                "--mix", "walk=1", "--accounts-prefix", "walker", "--seed", "3"]
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.addCleanup(proc.kill)
-        left_lobby = False
-        deadline = time.time() + 60
-        while not left_lobby and proc.poll() is None and time.time() < deadline:
-            _, body = server.http_get("/metrics")
-            for line in body.splitlines():
-                if line.startswith("telos_zone_occupancy{") and 'zone="lobby"' not in line:
-                    left_lobby = left_lobby or float(line.split()[-1]) > 0
-            time.sleep(0.5)
-        self.assertTrue(left_lobby, "no bot walked out of the lobby zone")
+        self.assertTrue(self.a_bot_leaves_the_lobby(server, proc),
+                        "no bot walked out of the lobby zone")
         proc.wait(60)
         self.assertEqual(proc.returncode, 0, proc.stderr.read())
 
@@ -130,15 +137,8 @@ class BotsTest(unittest.TestCase):
                "--report", report_path]
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.addCleanup(proc.kill)
-        left_lobby = False
-        deadline = time.time() + 60
-        while not left_lobby and proc.poll() is None and time.time() < deadline:
-            _, body = server.http_get("/metrics")
-            for line in body.splitlines():
-                if line.startswith("telos_zone_occupancy{") and 'zone="lobby"' not in line:
-                    left_lobby = left_lobby or float(line.split()[-1]) > 0
-            time.sleep(0.2)
-        self.assertTrue(left_lobby, "no bot spread out of the lobby zone")
+        self.assertTrue(self.a_bot_leaves_the_lobby(server, proc),
+                        "no bot spread out of the lobby zone")
         proc.wait(90)
         self.assertEqual(proc.returncode, 0, proc.stderr.read())
         with open(report_path) as f:
