@@ -63,7 +63,7 @@ max = 100
 
 class NullSink final : public PlayerSink {
  public:
-  void Deliver(PlayerOutput output) override { lines += output.lines.size(); }
+  void Deliver(PlayerOutput output) override { lines += output.line_count; }
   size_t lines = 0;
 };
 
@@ -184,6 +184,21 @@ void BM_Commands(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * 100);
 }
 BENCHMARK(BM_Commands);
+
+// One player speaks in a room of `players`: the fan-out of a line to everyone else, delivered at
+// the end of the batch. items/s = lines delivered to listeners per second.
+void BM_SayInACrowdedRoom(benchmark::State& state) {
+  Bench bench;
+  const int players = static_cast<int>(state.range(0));
+  bench.AddPlayers(players, "hall", false);
+  bench.executor().RunReady();
+  for (auto _ : state) {
+    bench.Submit("P0", "say Has anyone seen the lamplighter?");
+    bench.executor().RunReady();
+  }
+  state.SetItemsProcessed(state.iterations() * (players - 1));
+}
+BENCHMARK(BM_SayInACrowdedRoom)->Arg(50)->Arg(500);
 
 }  // namespace
 }  // namespace telos::world

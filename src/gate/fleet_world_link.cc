@@ -136,7 +136,7 @@ namespace {
 
 world::PlayerOutput Lines(std::vector<std::string> lines, bool disconnect = false) {
   world::PlayerOutput out;
-  out.lines = std::move(lines);
+  for (const std::string& line : lines) out.AddLine(line);
   out.disconnect = disconnect;
   return out;
 }
@@ -544,7 +544,7 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
       }
     }
     world::PlayerOutput out;
-    out.lines.assign(output.lines().begin(), output.lines().end());
+    out.text = output.text();
     for (const auto& event : output.events()) out.events.push_back({event.name(), event.json()});
     out.disconnect = output.disconnect();
     sink->Deliver(std::move(out));

@@ -659,18 +659,14 @@ void SessionCore::EnterWorld(account::CharacterClaim claim) {
 
 void SessionCore::Show(world::PlayerOutput output) {
   net::TerminalOutput shown;
-  size_t bytes = 0;
-  for (const auto& line : output.lines) bytes += line.size() + 1;
-  shown.text.reserve(bytes);
-  for (const auto& line : output.lines) {
-    shown.text += line;
-    shown.text += '\n';
-  }
+  shown.text = std::move(output.text);
   shown.data.reserve(output.events.size());
   for (auto& event : output.events) {
     shown.data.emplace_back(std::move(event.name), std::move(event.json));
   }
-  if (!output.disconnect) shown.prompt = kPrompt;
+  // A prompt answers text. Output of data alone (vitals ticking up, the zone a player is leaving
+  // as they cross to the next) would otherwise print a bare "> " before, or between, real text.
+  if (!output.disconnect && !shown.text.empty()) shown.prompt = kPrompt;
   terminal_->SendOutput(std::move(shown));
 }
 

@@ -4,27 +4,32 @@
 
 namespace telos::net::telnet {
 
-void TelnetDecoder::EmitData(std::vector<TelnetEvent>& out, char c) {
+void TelnetDecoder::EmitData(std::vector<TelnetEvent>& out, std::string_view bytes) {
   if (out.empty() || out.back().kind != TelnetEvent::Kind::kData) {
     out.push_back(TelnetEvent{TelnetEvent::Kind::kData, 0, 0, {}});
   }
-  out.back().bytes.push_back(c);
+  out.back().bytes.append(bytes);
 }
 
 void TelnetDecoder::Feed(std::string_view input, std::vector<TelnetEvent>& out) {
-  for (const char ch : input) {
+  for (size_t i = 0; i < input.size(); ++i) {
+    const char ch = input[i];
     const auto b = static_cast<uint8_t>(ch);
     switch (state_) {
       case State::kData:
         if (b == kIac) {
           state_ = State::kIac;
         } else {
-          EmitData(out, ch);
+          // Plain text is nearly all of a stream: take the whole run up to the next IAC at once.
+          size_t end = input.find(static_cast<char>(kIac), i);
+          if (end == std::string_view::npos) end = input.size();
+          EmitData(out, input.substr(i, end - i));
+          i = end - 1;
         }
         break;
       case State::kIac:
         if (b == kIac) {
-          EmitData(out, ch);  // an escaped 255 is data
+          EmitData(out, input.substr(i, 1));  // an escaped 255 is data
           state_ = State::kData;
         } else if (b == kWill || b == kWont || b == kDo || b == kDont) {
           verb_ = b;

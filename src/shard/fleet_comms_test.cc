@@ -98,7 +98,7 @@ class Sink final : public world::PlayerSink {
  public:
   void Deliver(world::PlayerOutput output) override {
     std::lock_guard lock(mu_);
-    for (const std::string& line : output.lines) text_ += line + "\n";
+    text_ += output.text;
   }
   std::string Text() const {
     std::lock_guard lock(mu_);

@@ -6,7 +6,7 @@ void AppendOutput(telos::v1::ShardFrame& frame, uint64_t session,
                   const world::PlayerOutput& output) {
   auto* out = frame.add_outputs();
   out->set_session(session);
-  for (const auto& line : output.lines) out->add_lines(line);
+  out->set_text(output.text);
   for (const auto& event : output.events) {
     auto* e = out->add_events();
     e->set_name(event.name);
@@ -19,7 +19,7 @@ void AppendOutput(telos::v1::ShardFrame& frame, uint64_t session,
 
 size_t ApproxBytes(const world::PlayerOutput& output) {
   size_t bytes = 16;
-  for (const auto& line : output.lines) bytes += line.size() + 4;
+  bytes += output.text.size() + 4;
   for (const auto& event : output.events) bytes += event.name.size() + event.json.size() + 8;
   return bytes;
 }

@@ -241,7 +241,7 @@ void WorldShard::OnFrame(const std::shared_ptr<StreamHandle>& stream,
       if (s.code() == StatusCode::kResourceExhausted) {
         stream->Send(kControlBytes, [&](telos::v1::ShardFrame& out) {
           world::PlayerOutput notice;
-          notice.lines.push_back("The world is busy; that command was dropped.");
+          notice.AddLine("The world is busy; that command was dropped.");
           AppendOutput(out, input.session(), notice);
         });
       }
@@ -350,7 +350,7 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
       old_stream->UnbindSession(old_session);
       old_stream->Send(kControlBytes, [&](telos::v1::ShardFrame& out) {
         world::PlayerOutput notice;
-        notice.lines.push_back("Your character was taken up by a new connection.");
+        notice.AddLine("Your character was taken up by a new connection.");
         notice.disconnect = true;
         AppendOutput(out, old_session, notice);
       });
@@ -510,7 +510,7 @@ bool WorldShard::EnterWorld(const std::shared_ptr<StreamHandle>& stream, uint64_
   SendAttached(stream, session, Status::Ok(), zone);
   if (!notices.empty()) {
     world::PlayerOutput notice;
-    notice.lines = std::move(notices);
+    for (const std::string& line : notices) notice.AddLine(line);
     sink->Deliver(std::move(notice));
   }
   if (Status s = host_.Login(std::move(state), sink); !s.ok()) {

@@ -15,7 +15,7 @@ constexpr int64_t kQuitWaitMs = 10'000;
 constexpr int64_t kSpreadStepMs = 400;  // a spreading step every 200-400 ms
 constexpr int kQuitAttemptsMax = 20;
 constexpr int64_t kFleePauseMs = 250;
-constexpr std::string_view kQuitRefusedFighting = "You are fighting!";
+constexpr std::string_view kRefusedWhileFighting = "You are fighting!";
 constexpr std::string_view kPrompt = "> ";
 
 constexpr std::array<std::string_view, 6> kPhrases = {
@@ -37,6 +37,15 @@ const Needles kAccountReady = {"is ready"};
 const Needles kCharacterMenu = {"new <name>"};
 const Needles kExitsStart = {"[Exits: "};
 const Needles kExitsEnd = {"]"};
+// What the reply to a spreading step can say, in the order of Bot's kStep* values.
+const Needles kStepOutcomes = {"[Exits: ",
+                               "You are fighting!",
+                               "too exhausted",
+                               "You cannot go that way.",
+                               "is closed for now.",
+                               "You need to stand up",
+                               "You panic, but cannot get away!",
+                               "You are not fighting anyone."};
 const Needles kLoginFailures = {
     "Something went wrong", "Too many attempts",   "That character is already in the world",
     "That name is taken",   "to try another name", "Goodbye."};
@@ -397,44 +406,87 @@ asio::awaitable<bool> Bot::Exchange(std::string_view line, bool look_for_exits, 
 }
 
 asio::awaitable<void> Bot::Spread() {
-  const int64_t steps = context_.options.spread_steps;
   if (!WillSpread(context_.options)) co_return;
-  const std::string look = "look";
-  if (co_await Exchange(look, true, false)) {
-    std::string came_by;
-    for (int64_t i = 0; i < steps; ++i) {
-      co_await Sleep(context_.clock.Now() + Ms(random_.Uniform(kSpreadStepMs / 2, kSpreadStepMs)));
-      if (stop_ || closed_) break;
-      const std::string step = SpreadStep(came_by);
-      if (const bool done = co_await Exchange(step, true, false); !done) break;
-      came_by = step;
+  // Each bot stops after a random number of steps, so the swarm settles at every depth.
+  const int64_t steps = random_.Uniform(0, context_.options.spread_steps);
+  Explorer explorer;
+  int32_t room = Explorer::kUnknownRoom;
+  std::string line = "look";
+  int outcome = co_await Step(line);
+  for (int64_t i = 0; outcome >= 0; ++i) {
+    int back_exit = -1;
+    if (outcome == kStepArrived) {
+      if (!room_title_.empty()) room = context_.RoomId(room_title_);
+      const auto back = std::find(exits_.begin(), exits_.end(), ReverseDirection(line));
+      if (back != exits_.end()) back_exit = static_cast<int>(back - exits_.begin());
+    } else {
+      explorer.Displaced();  // the bot stayed (or fled somewhere it will see next time)
     }
+    explorer.Arrived(room, exits_.size(), back_exit);
+    if (outcome == kStepExhausted || i >= steps) break;
+    co_await Sleep(context_.clock.Now() + Ms(random_.Uniform(kSpreadStepMs / 2, kSpreadStepMs)));
+    if (stop_ || closed_) break;
+    // Something attacked on arrival: flee, as a player would, wherever that leads.
+    const int exit = outcome == kStepFighting ? -1 : explorer.Next(random_);
+    line = exit >= 0 ? exits_[static_cast<size_t>(exit)]
+                     : std::string(outcome == kStepFighting ? "flee" : "look");
+    outcome = co_await Step(line);
   }
   DoneSpreading();
 }
 
-std::string Bot::SpreadStep(std::string_view came_by) {
-  // A walk that does not turn straight back leaves a hub far sooner than a random one.
-  std::vector<std::string> choices;
-  for (const std::string& exit : exits_) {
-    if (exit != ReverseDirection(came_by)) choices.push_back(exit);
+asio::awaitable<int> Bot::Step(std::string_view line) {
+  text_.clear();
+  if (const bool sent = co_await Send(line); !sent) co_return kClosed;
+  // The reply is told by what it says, not by the first prompt: in a crowded room what others
+  // said can arrive, with its own prompt, before it.
+  const Instant deadline = context_.clock.Now() + Ms(context_.options.reply_timeout_ms);
+  const int outcome = co_await Expect(kStepOutcomes, {}, deadline);
+  if (outcome == kStepArrived) {
+    const std::string shown = consumed_;  // through "[Exits: "
+    if (co_await Expect(kExitsEnd, {}, deadline) < 0) co_return kClosed;
+    exits_ = ParseExits("[Exits: " + consumed_);
+    room_title_ = RoomTitle(shown);
   }
-  if (choices.empty()) return Command(Behaviour::kWalk);  // a dead end: back out
-  return choices[static_cast<size_t>(random_.Uniform(0, std::ssize(choices) - 1))];
+  if (outcome == kTimedOut) context_.Error("reply_timeout");
+  co_return outcome;
 }
 
 std::string_view ReverseDirection(std::string_view direction) {
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 6> kOpposites = {{
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kOpposites = {{
       {"north", "south"},
       {"east", "west"},
       {"up", "down"},
       {"northeast", "southwest"},
       {"northwest", "southeast"},
+      {"enter", "out"},  // before in/out: the world's huts are entered and left this way
       {"in", "out"},
   }};
   for (const auto& [a, b] : kOpposites) {
     if (direction == a) return b;
     if (direction == b) return a;
+  }
+  return {};
+}
+
+std::string RoomTitle(std::string_view text) {
+  // The world shows a room as its title in cyan, description lines, then "[Exits: ...]". A
+  // channel line is cyan too but starts with "[channel]".
+  constexpr std::string_view kCyan = "\x1b[36m";
+  size_t end = text.rfind("[Exits: ");
+  if (end == std::string_view::npos) return {};
+  while (end > 0) {
+    const size_t start = text.rfind('\n', end - 1);
+    const size_t line_start = start == std::string_view::npos ? 0 : start + 1;
+    std::string_view line = text.substr(line_start, end - line_start);
+    if (line.starts_with(kCyan) && !line.substr(kCyan.size()).starts_with("[")) {
+      line.remove_prefix(kCyan.size());
+      line = line.substr(0, line.find('\x1b'));
+      while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.remove_suffix(1);
+      return std::string(line);
+    }
+    if (start == std::string_view::npos) break;
+    end = start;
   }
   return {};
 }
@@ -463,7 +515,7 @@ asio::awaitable<void> Bot::Quit() {
   const bool mux = context_.options.dialect == Dialect::kTinyMux;
   const Instant deadline = context_.clock.Now() + Ms(kQuitWaitMs);
   const auto refused = [&] {
-    return !mux && text_.find(kQuitRefusedFighting) != std::string::npos;
+    return !mux && text_.find(kRefusedWhileFighting) != std::string::npos;
   };
   for (int attempt = 0; attempt < kQuitAttemptsMax && !closed_; ++attempt) {
     text_.clear();

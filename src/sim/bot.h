@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -21,6 +22,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "explorer.h"
 #include "telos/base/clock.h"
 #include "telos/base/random.h"
 #include "telos/sim/swarm.h"
@@ -61,6 +63,11 @@ struct BotContext {
   std::vector<boost::asio::ip::tcp::endpoint> endpoints;
   std::vector<std::string> hosts;  // Host header per endpoint
   std::vector<std::string> character_names;
+  // Room titles seen while spreading, numbered once for every bot's Explorer.
+  std::unordered_map<std::string, int32_t> room_ids;
+  int32_t RoomId(const std::string& title) {
+    return room_ids.try_emplace(title, static_cast<int32_t>(room_ids.size())).first->second;
+  }
 
   bool stopping = false;   // the swarm is ending: closes are expected from now on
   bool measuring = false;  // inside the steady window: replies are RTT samples
@@ -109,6 +116,11 @@ class Bot {
   // The reply to the command in flight has ended (the prompt, or TinyMUX's OUTPUTSUFFIX).
   bool ReplyComplete() const;
   boost::asio::awaitable<void> Spread();
+  // One spreading step (a direction, "look" or "flee"): sends it and waits for what it led to.
+  // Returns a kStep* value for the outcomes named, or kClosed / kTimedOut (an error).
+  // REQUIRES: `line` outlives the wait (callers pass a named local).
+  enum : int { kStepArrived = 0, kStepFighting = 1, kStepExhausted = 2 };
+  boost::asio::awaitable<int> Step(std::string_view line);
   static bool WillSpread(const SwarmOptions& options);
   void DoneSpreading();  // once per bot that WillSpread, whether or not it got to
   boost::asio::awaitable<void> Play();
@@ -130,8 +142,6 @@ class Bot {
   // Sends `line` (copied first into line_: no by-value string crosses a coroutine boundary).
   boost::asio::awaitable<bool> Send(std::string_view line);
   std::string Command(Behaviour behaviour);
-  // A spreading step: any exit but the way back (`came_by` reversed), unless it is the only one.
-  std::string SpreadStep(std::string_view came_by);
   void Wake() { wake_.cancel(); }
 
   BotContext& context_;
@@ -142,6 +152,7 @@ class Bot {
   std::string text_;  // received and not yet consumed
   std::string line_;  // the line being sent
   std::vector<std::string> exits_;
+  std::string room_title_;  // of the room the last step showed
   bool connected_ = false;
   bool playing_ = false;
   bool closed_ = false;
@@ -158,8 +169,13 @@ class Bot {
   int64_t says_ = 0;
 };
 
-// The opposite of a compass or vertical direction ("north" -> "south"); empty if it has none.
+// The opposite of a compass, vertical or in/out direction ("north" -> "south", "out" -> "enter");
+// empty if it has none.
 std::string_view ReverseDirection(std::string_view direction);
+
+// The title of the last room shown in `text` (the cyan line above its "[Exits: ...]"), without
+// colour codes; empty if none is shown.
+std::string RoomTitle(std::string_view text);
 
 // The exits named in the last "[Exits: a, b]" line of `text`; empty if none.
 std::vector<std::string> ParseExits(std::string_view text);

@@ -1,4 +1,4 @@
-// The pure parts of a bot: exit parsing and the latency reservoir.
+// The pure parts of a bot: exit and room parsing and the latency reservoir.
 #include <gtest/gtest.h>
 
 #include "bot.h"
@@ -19,12 +19,32 @@ TEST(ParseExits, ReadsTheLastExitLine) {
             (std::vector<std::string>{"north", "south"}));
 }
 
+TEST(RoomTitle, ReadsTheCyanLineAboveTheExits) {
+  const std::string room =
+      "\x1b[36mThe Atrium of Arrivals\x1b[0m\r\n"
+      "A high hall.\r\n"
+      "Its floor is worn.\r\n"
+      "\x1b[32m[Exits: north south]\x1b[0m\r\n";
+  EXPECT_EQ(RoomTitle(room), "The Atrium of Arrivals");
+  // Chatter before and a channel line (cyan too) between do not confuse it; the last room wins.
+  EXPECT_EQ(RoomTitle("\x1b[36mThe Old Room\x1b[0m\r\n[Exits: west]\r\n" + room +
+                      "\x1b[36m[chat] Ann: hi\x1b[0m\r\n"),
+            "The Atrium of Arrivals");
+  EXPECT_EQ(RoomTitle("\x1b[36mThe Hall\x1b[0m\r\n\x1b[36m[chat] Bo: hey\x1b[0m\r\n"
+                      "\x1b[32m[Exits: up]\x1b[0m"),
+            "The Hall");
+  EXPECT_EQ(RoomTitle("You cannot go that way.\r\n> "), "");
+  EXPECT_EQ(RoomTitle("[Exits: north]"), "");
+}
+
 TEST(ReverseDirection, PairsOppositesBothWays) {
   EXPECT_EQ(ReverseDirection("north"), "south");
   EXPECT_EQ(ReverseDirection("south"), "north");
   EXPECT_EQ(ReverseDirection("down"), "up");
   EXPECT_EQ(ReverseDirection("southeast"), "northwest");
-  EXPECT_EQ(ReverseDirection("out"), "in");
+  EXPECT_EQ(ReverseDirection("enter"), "out");
+  EXPECT_EQ(ReverseDirection("out"), "enter");
+  EXPECT_EQ(ReverseDirection("in"), "out");
   EXPECT_TRUE(ReverseDirection("portal").empty());
   EXPECT_TRUE(ReverseDirection("").empty());
 }

@@ -170,6 +170,19 @@ std::optional<double> ParseSampleSum(std::string_view text, std::string_view nam
   return sum;
 }
 
+std::map<std::string, double> ParseSamplesByLabel(std::string_view text, std::string_view name,
+                                                  std::string_view label) {
+  std::map<std::string, double> by_label;
+  ForEachLine(text, [&](std::string_view line) {
+    const auto sample = SplitSample(line);
+    if (!sample || sample->name != name) return;
+    bool ok = true;
+    const double v = ParseDouble(sample->value, &ok);
+    if (ok) by_label[std::string(LabelValue(sample->labels, label))] += v;
+  });
+  return by_label;
+}
+
 std::vector<HistogramBucket> SubtractHistogram(const std::vector<HistogramBucket>& after,
                                                const std::vector<HistogramBucket>& before) {
   std::vector<HistogramBucket> out;
@@ -234,6 +247,8 @@ std::optional<ProcessSample> ParseProcStat(std::string_view line) {
 std::string ReportToJson(const Report& r) {
   json::array targets;
   for (const auto& t : r.targets) targets.emplace_back(t);
+  json::object by_zone;
+  for (const auto& [zone, players] : r.server.occupancy_by_zone) by_zone[zone] = players;
   json::object server{{"scraped", r.server.scraped},
                       {"error", r.server.error},
                       {"window", "steady"},
@@ -242,6 +257,7 @@ std::string ReportToJson(const Report& r) {
                       {"tick_lag_p99_ms", Optional(r.server.tick_lag_p99_ms)},
                       {"tick_lag_p99_bound_ms", Optional(r.server.tick_lag_p99_bound_ms)},
                       {"occupancy", Optional(r.server.occupancy)},
+                      {"occupancy_by_zone", std::move(by_zone)},
                       {"gate_players", Optional(r.server.gate_players)},
                       {"telnet_connections", Optional(r.server.telnet_connections)}};
   json::object process{{"sampled", r.server_process.sampled},

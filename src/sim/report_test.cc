@@ -109,6 +109,15 @@ TEST(Prometheus, SampleSums) {
   EXPECT_FALSE(ParseSampleSum(kMetrics, "telos_zone").has_value());
 }
 
+TEST(Prometheus, SamplesByLabel) {
+  const auto by_zone = ParseSamplesByLabel(kMetrics, "telos_zone_occupancy", "zone");
+  EXPECT_EQ(by_zone, (std::map<std::string, double>{{"lobby", 7}, {"town", 5}}));
+  // Without the label, samples fall under "".
+  EXPECT_EQ(ParseSamplesByLabel(kMetrics, "telos_telnet_connections", "zone"),
+            (std::map<std::string, double>{{"", 12}}));
+  EXPECT_TRUE(ParseSamplesByLabel(kMetrics, "telos_missing", "zone").empty());
+}
+
 TEST(Prometheus, QuantileInterpolatesInsideTheBucket) {
   const auto buckets = ParseHistogram(kMetrics, "telos_zone_tick_lag_ms");
   // Rank 100 of 200 falls at the top of the first bucket.

@@ -206,6 +206,7 @@ class SwarmRun {
     view.tick_lag_p99_ms = HistogramQuantile(0.99, lag);
     view.tick_lag_p99_bound_ms = HistogramQuantileBound(0.99, lag);
     view.occupancy = ParseSampleSum(*after, "telos_zone_occupancy");
+    view.occupancy_by_zone = ParseSamplesByLabel(*after, "telos_zone_occupancy", "zone");
     view.telnet_connections = ParseSampleSum(*after, "telos_telnet_connections");
     view.gate_players = ParseSampleSum(*after, "telos_gate_players");
   }

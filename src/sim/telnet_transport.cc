@@ -29,6 +29,9 @@ class TelnetTransport final : public Transport {
     if (ec) co_return Status::Unavailable("read: " + ec.message());
     events_.clear();
     decoder_.Feed(std::string_view(buffer_.data(), n), events_);
+    if (events_.size() == 1 && events_[0].kind == net::telnet::TelnetEvent::Kind::kData) {
+      co_return std::move(events_[0].bytes);  // the usual case: one run of text, no copy
+    }
     std::string text;
     for (const auto& event : events_) {
       if (event.kind == net::telnet::TelnetEvent::Kind::kData) text += event.bytes;

@@ -35,7 +35,7 @@ TEST(ContentLoader, SmallPackLoads) {
   EXPECT_EQ(pack->name, "test");
   ASSERT_EQ(pack->zones.size(), 2u);
   EXPECT_EQ(pack->zones[0].id, "lobby");
-  EXPECT_EQ(pack->RoomCount(), 6);
+  EXPECT_EQ(pack->RoomCount(), 7);
   EXPECT_EQ(pack->start_room, (Ref{"lobby", "atrium"}));
   const ItemDef* sword = pack->FindItem(Ref{"town", "short_sword"});
   ASSERT_NE(sword, nullptr);

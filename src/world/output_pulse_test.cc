@@ -114,6 +114,36 @@ TEST_F(OutputPulseTest, NoPulseJustBeforeTheHeartbeatWhichFlushesInstead) {
   EXPECT_THAT(bob_->Take(), HasSubstr("Alice says, 'soon'"));
 }
 
+TEST_F(OutputPulseTest, ALineToTheRoomIsRenderedForEachListenersColourSetting) {
+  CharacterState plain = NewCharacter("Carol", world_->pack->start_room);
+  plain.colour = false;
+  auto carol = world_->LoginState(plain);
+  Pulse();
+  bob_->Take();
+  carol->Take();
+  world_->Do("Alice", "say {r}red{x} alert");
+  Pulse();
+  EXPECT_THAT(bob_->Take(), HasSubstr("Alice says, '\x1b[31mred\x1b[0m alert'"));
+  EXPECT_THAT(carol->Take(), HasSubstr("Alice says, 'red alert'"));
+}
+
+TEST_F(OutputPulseTest, AFloodBetweenPulsesIsCutAtTheCapWithOneNotice) {
+  const auto cap = static_cast<int>(limits::kOutputLinesPerFlushMax);
+  for (int i = 0; i < cap + 50; ++i) world_->Do("Alice", "say line " + std::to_string(i));
+  Pulse();
+  const std::string heard = bob_->Take();
+  EXPECT_THAT(heard, HasSubstr("'line " + std::to_string(cap - 1) + "'"));
+  EXPECT_THAT(heard, Not(HasSubstr("'line " + std::to_string(cap) + "'")));
+  const size_t notice = heard.find("[output truncated]");
+  ASSERT_NE(notice, std::string::npos);
+  EXPECT_EQ(heard.find("[output truncated]", notice + 1), std::string::npos);
+  EXPECT_EQ(std::count(heard.begin(), heard.end(), '\n'), cap + 1);
+  // The next pulse starts afresh.
+  world_->Do("Alice", "say after");
+  Pulse();
+  EXPECT_EQ(bob_->Take(), "Alice says, 'after'\n");
+}
+
 TEST(OutputPulseOffTest, WithoutAPulseEveryoneHearsAtTheEndOfTheBatch) {
   TempDir dir;
   testing::WriteSmallPack(dir);

@@ -142,6 +142,20 @@ flags = ["safe", "indoors"]
   dir = "south"
   to = "square"
 
+  [[rooms.exits]]
+  dir = "enter"
+  to = "store_room"
+
+[[rooms]]
+id = "store_room"
+name = "The Store Room"
+description = "Sacks of charcoal are stacked to the beams."
+flags = ["safe", "indoors"]
+
+  [[rooms.exits]]
+  dir = "out"
+  to = "smithy"
+
 [[rooms]]
 id = "alley"
 name = "Dark Alley"
@@ -241,7 +255,12 @@ room = "square"
 
 void FakeSink::Deliver(PlayerOutput output) {
   ++deliveries;
-  for (std::string& line : output.lines) lines_.push_back(std::move(line));
+  std::string_view text = output.text;
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    lines_.emplace_back(text.substr(0, end));
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+  }
   for (OutputEvent& event : output.events) events.push_back(std::move(event));
   if (output.disconnect) disconnected = true;
 }

@@ -241,13 +241,16 @@ ItemState ZoneCore::SaveItem(const Item& item) const {
 
 void ZoneCore::PlaceActor(Actor& actor, int room_index) {
   actor.room = room_index;
-  room(room_index).actors.push_back(actor.id);
+  RoomState& here = room(room_index);
+  here.actors.push_back(actor.id);
+  if (actor.is_player) here.players.push_back(&actor);
 }
 
 void ZoneCore::UnplaceActor(Actor& actor) {
   if (actor.room < 0) return;
-  auto& list = room(actor.room).actors;
-  list.erase(std::remove(list.begin(), list.end(), actor.id), list.end());
+  RoomState& here = room(actor.room);
+  std::erase(here.actors, actor.id);
+  if (actor.is_player) std::erase(here.players, &actor);
   actor.room = -1;
 }
 
@@ -623,9 +626,23 @@ void ZoneCore::MarkUrgent(Actor& actor) {
   urgent_players_.push_back(actor.id);
 }
 
-void ZoneCore::Send(Actor& actor, std::string line) {
+void ZoneCore::Send(Actor& actor, std::string_view line) {
   if (!actor.is_player) return;
-  actor.pending.lines.push_back(std::move(line));
+  if (line.find('{') == std::string_view::npos) {
+    AddLine(actor, line);
+  } else {
+    AddLine(actor, ApplyColour(line, actor.colour));
+  }
+}
+
+void ZoneCore::AddLine(Actor& actor, std::string_view rendered) {
+  PlayerOutput& out = actor.pending;
+  // Past the cap a flush ends with one notice; the rest of the flood is never copied.
+  if (out.line_count >= limits::kOutputLinesPerFlushMax) {
+    if (out.line_count == limits::kOutputLinesPerFlushMax) out.AddLine("[output truncated]");
+    return;
+  }
+  out.AddLine(rendered);
   MarkDirty(actor);
 }
 
@@ -637,10 +654,13 @@ void ZoneCore::SendEvent(Actor& actor, std::string name, std::string json) {
 
 void ZoneCore::ToRoom(int room_index, const std::string& line, uint64_t except, uint64_t except2) {
   if (room_index < 0) return;
-  for (uint64_t id : room(room_index).actors) {
-    if (id == except || id == except2) continue;
-    Actor* other = FindActor(id);
-    if (other != nullptr && other->is_player) Send(*other, line);
+  // Coloured and plain are rendered once for the room, not once per listener.
+  const bool has_codes = line.find('{') != std::string::npos;
+  const std::string coloured = has_codes ? ApplyColour(line, true) : std::string();
+  const std::string plain = has_codes ? ApplyColour(line, false) : std::string();
+  for (Actor* other : room(room_index).players) {
+    if (other->id == except || other->id == except2) continue;
+    AddLine(*other, !has_codes ? std::string_view(line) : other->colour ? coloured : plain);
   }
 }
 
@@ -742,18 +762,11 @@ void ZoneCore::FlushPlayer(Actor& actor) {
                             std::to_string(actor.level) + ",\"exp\":" + std::to_string(actor.exp) +
                             ",\"gold\":" + std::to_string(actor.gold) + "}"});
   }
-  if (actor.pending.lines.empty() && actor.pending.events.empty() && !actor.pending.disconnect) {
+  if (actor.pending.text.empty() && actor.pending.events.empty() && !actor.pending.disconnect) {
     return;
   }
   PlayerOutput out = std::move(actor.pending);
   actor.pending = PlayerOutput{};
-  if (out.lines.size() > limits::kOutputLinesPerFlushMax) {
-    out.lines.resize(limits::kOutputLinesPerFlushMax);
-    out.lines.push_back("[output truncated]");
-  }
-  for (std::string& line : out.lines) {
-    if (line.find('{') != std::string::npos) line = ApplyColour(line, actor.colour);
-  }
   if (actor.sink) actor.sink->Deliver(std::move(out));
 }
 

@@ -100,6 +100,7 @@ struct RoomState {
   const RoomDef* def = nullptr;
   Ref ref;
   std::vector<uint64_t> actors;  // in arrival order
+  std::vector<Actor*> players;   // the players among them: what a line said here is sent to
   std::vector<std::unique_ptr<Item>> items;
   std::vector<int> exit_rooms;  // per exit: local room index, or -1 for another zone
 
@@ -156,7 +157,9 @@ class ZoneCore final : public ScriptHost {
   // The local room index of a room ref in this zone, or -1.
   int LocalRoom(const Ref& ref) const;
 
-  void Send(Actor& actor, std::string line);
+  void Send(Actor& actor, std::string_view line);
+  // Appends a line whose colour codes are already rendered for `actor`.
+  void AddLine(Actor& actor, std::string_view rendered);
   // Marks a player for flushing (output or vitals changed).
   void MarkDirty(Actor& actor);
   void MarkUrgent(Actor& actor);

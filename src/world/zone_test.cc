@@ -80,6 +80,15 @@ TEST_F(ZoneTest, WalkAcrossTwoZonesAndBack) {
   EXPECT_THAT(world_->Do("Alice", "jump"), HasSubstr("Unknown command 'jump'"));
 }
 
+TEST_F(ZoneTest, EnterTakesAnExitNamedEnter) {
+  world_->Login("Alice", "town:smithy")->Take();
+  EXPECT_THAT(world_->Do("Alice", "go"), HasSubstr("Go where?"));
+  EXPECT_THAT(world_->Do("Alice", "enter"), HasSubstr("The Store Room"));
+  EXPECT_THAT(world_->Do("Alice", "enter"), HasSubstr("You cannot go that way."));
+  EXPECT_THAT(world_->Do("Alice", "out"), HasSubstr("The Smithy"));
+  EXPECT_THAT(world_->Do("Alice", "go enter"), HasSubstr("The Store Room"));
+}
+
 TEST_F(ZoneTest, SayEmoteAndArrivalsAreSeenByOthers) {
   auto alice = world_->Login("Alice");
   auto bob = world_->Login("Bob");

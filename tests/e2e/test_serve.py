@@ -71,8 +71,16 @@ class ServeTest(unittest.TestCase):
         self.assertIn((WILL, 201), c.negotiations)
         self.assertIn((DO, 31), c.negotiations)
         new_player(c, "journey", "Wanderer")
-        walk(c, TO_TOWN)
-        c.expect("The North Gate")
+        walk(c, TO_TOWN[:-1])
+        c.expect("The Lantern Stair")
+        if not c.mark().endswith("> "):  # the stair's own prompt is still on its way
+            c.expect("> ")
+            c.mark()
+        # Crossing into the next zone shows the new room first: no bare prompt from the zone
+        # left behind, and the prompt after the room.
+        walk(c, TO_TOWN[-1:])
+        seen = c.expect("[Exits: north south up]")
+        self.assertTrue(seen.startswith("\x1b[36mThe North Gate"), seen[:200])
         c.send("say Fair morning, gatekeepers.")
         c.expect("You say, 'Fair morning, gatekeepers.'")
         walk(c, ["north"] * 3)

@@ -25,11 +25,19 @@ void RegisterMovementCommands(CommandRegistry& r) {
            }});
   }
   r.Add({"go",
-         {"enter"},
+         {},
          Position::kStanding,
          "go <exit>",
          "Walks through an exit by name. Named exits also work as commands on their own.",
          [](CommandContext& c) { Go(c, c.args); }});
+  // Its own command rather than an alias of "go": alone, it takes the exit named "enter" (a
+  // hut, a shop) instead of asking where.
+  r.Add({"enter",
+         {},
+         Position::kStanding,
+         "enter [exit]",
+         "Goes in: through the exit named 'enter', or through the exit named.",
+         [](CommandContext& c) { Go(c, c.args.empty() ? std::string_view("enter") : c.args); }});
   r.Add({"rest",
          {"sit"},
          Position::kResting,

@@ -66,7 +66,7 @@ class TelnetDecoder {
 
  private:
   enum class State { kData, kIac, kOption, kSbOption, kSbData, kSbIac };
-  void EmitData(std::vector<TelnetEvent>& out, char c);
+  void EmitData(std::vector<TelnetEvent>& out, std::string_view bytes);
   State state_ = State::kData;
   uint8_t verb_ = 0;
   uint8_t sb_option_ = 0;

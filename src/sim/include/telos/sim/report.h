@@ -49,6 +49,9 @@ struct HistogramBucket {
 std::vector<HistogramBucket> ParseHistogram(std::string_view text, std::string_view name);
 // The sum of every sample of gauge or counter `name` over its label sets; nullopt if absent.
 std::optional<double> ParseSampleSum(std::string_view text, std::string_view name);
+// The values of every sample named `name`, summed per value of its `label` ("" when absent).
+std::map<std::string, double> ParseSamplesByLabel(std::string_view text, std::string_view name,
+                                                  std::string_view label);
 // after - before, bucket by bucket (both from ParseHistogram of the same histogram), so a
 // quantile covers only the window between two scrapes. A bucket missing from `before` is 0.
 std::vector<HistogramBucket> SubtractHistogram(const std::vector<HistogramBucket>& after,
@@ -78,9 +81,10 @@ struct ServerView {
   std::string error;          // why not, when !scraped
   uint64_t tick_samples = 0;  // zone ticks observed during the steady window
   std::optional<double> tick_lag_p50_ms;
-  std::optional<double> tick_lag_p99_ms;        // interpolated estimate
-  std::optional<double> tick_lag_p99_bound_ms;  // upper bound of its bucket
-  std::optional<double> occupancy;              // sum of telos_zone_occupancy at the end
+  std::optional<double> tick_lag_p99_ms;            // interpolated estimate
+  std::optional<double> tick_lag_p99_bound_ms;      // upper bound of its bucket
+  std::optional<double> occupancy;                  // sum of telos_zone_occupancy at the end
+  std::map<std::string, double> occupancy_by_zone;  // telos_zone_occupancy per zone, at the end
   std::optional<double> telnet_connections;
   std::optional<double> gate_players;
 };

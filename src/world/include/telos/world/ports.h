@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "telos/base/status.h"
@@ -27,13 +28,22 @@ struct OutputEvent {
   std::string json;  // the event body, a JSON object
 };
 
-// What one flush produces for one player: text lines (colour already applied or stripped per
-// the character's preference, no trailing newline) and events, in order of production.
+// What one flush produces for one player: text and events, in order of production. The text is
+// whole lines, each ending in "\n", colour already applied or stripped per the character's
+// preference. One string rather than a string per line: a zone appends to it for every line a
+// player hears, and in a crowded room that is most of the zone's work.
 struct PlayerOutput {
-  std::vector<std::string> lines;
+  std::string text;
+  size_t line_count = 0;
   std::vector<OutputEvent> events;
   // The character left the world (quit): the gate should close or return to its menu.
   bool disconnect = false;
+
+  void AddLine(std::string_view line) {
+    text.append(line);
+    text.push_back('\n');
+    ++line_count;
+  }
 };
 
 class PlayerSink {
