@@ -90,6 +90,7 @@ class TelosServer:
             "TELOS_PASSWORD_MEMORY_KIB": "64", "TELOS_PASSWORD_PASSES": "1",
             "TELOS_CONNECTIONS_PER_ADDRESS_MAX": str(self.bots + 64),
         })
+        env.update(self.extra_env)
         self.log_path = os.path.join(self.dir, "serve.log")
         self.log_file = open(self.log_path, "w")
         self.proc = subprocess.Popen([self.binary, "serve"], env=env, stdout=self.log_file,
@@ -193,7 +194,9 @@ class TinyMuxServer:
 
 def run_step(args, server_class, bots, mix, out_dir):
     """One server, one swarm run; returns a result row."""
-    server = server_class(args.binary, bots).start()
+    server = server_class(args.binary, bots)
+    server.extra_env = dict(kv.split("=", 1) for kv in args.server_env)
+    server = server.start()
     try:
         time.sleep(1)
         idle_rss = rss_bytes(server.proc.pid)
@@ -409,13 +412,19 @@ def main():
     parser.add_argument("--think-ms", type=int, default=3000)
     parser.add_argument("--mix", default="walk=3,look=2,say=2,tell=1,fight=1,idle=1")
     parser.add_argument("--spread-steps", type=int, default=0,
-                        help="random steps each telos bot walks before the window (0: all start "
-                             "in the start room)")
+                        help="the most steps each telos bot explores before the window; each "
+                             "takes a random 0..N (0: all start in the start room)")
+    parser.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="a variable for telos serve, e.g. TELOS_OUTPUT_PULSE_MS=250 "
+                             "(repeatable; recorded in the command)")
     parser.add_argument("--out", default=None, help="output folder (default build/bench-out/<what>-<time>)")
     parser.add_argument("--append-docs", action="store_true",
                         help="append the results to docs/benchmarks.md")
     args = parser.parse_args()
     args.steps = [int(s) for s in args.steps.split(",") if s]
+    for kv in args.server_env:
+        if "=" not in kv or not kv.split("=", 1)[0].startswith("TELOS_"):
+            sys.exit("--server-env wants TELOS_NAME=VALUE, got %r" % kv)
     if not os.access(args.binary, os.X_OK):
         sys.exit("no %s: scripts/build release --target telos" % args.binary)
     started = datetime.datetime.now(datetime.timezone.utc)

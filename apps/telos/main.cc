@@ -132,7 +132,8 @@ int main(int argc, char** argv) {
                    "A reply later than this counts as an error");
   bots->add_option("--fight-target", bots_flags.fight_target, "What the fight behaviour attacks");
   bots->add_option("--spread-steps", bots_flags.spread_steps,
-                   "Random steps each bot walks before the measured window (at most 1000)");
+                   "Before the window, each bot explores the world for a random 0..N steps "
+                   "(N at most 1000)");
   bots->add_flag("--allow-remote", bots_flags.allow_remote,
                  "Allow targets that are not loopback (only servers you own)");
   bots->add_option("--seed", bots_flags.seed, "Seed of the bots' choices (0: random)");

@@ -12,7 +12,7 @@ namespace asio = boost::asio;
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr size_t kTextBytesMax = 64 * 1024;  // unconsumed text kept per bot
 constexpr int64_t kQuitWaitMs = 10'000;
-constexpr int64_t kSpreadStepMs = 400;  // a spreading step every 200-400 ms
+constexpr int64_t kSpreadStepMs = 1000;  // a spreading step every 0.5-1 s: a player running
 constexpr int kQuitAttemptsMax = 20;
 constexpr int64_t kFleePauseMs = 250;
 constexpr std::string_view kRefusedWhileFighting = "You are fighting!";
@@ -44,8 +44,10 @@ const Needles kStepOutcomes = {"[Exits: ",
                                "You cannot go that way.",
                                "is closed for now.",
                                "You need to stand up",
+                               "You cannot do that now.",
                                "You panic, but cannot get away!",
-                               "You are not fighting anyone."};
+                               "You are not fighting anyone.",
+                               "that command was dropped."};
 const Needles kLoginFailures = {
     "Something went wrong", "Too many attempts",   "That character is already in the world",
     "That name is taken",   "to try another name", "Goodbye."};
@@ -416,12 +418,12 @@ asio::awaitable<void> Bot::Spread() {
   for (int64_t i = 0; outcome >= 0; ++i) {
     int back_exit = -1;
     if (outcome == kStepArrived) {
-      if (!room_title_.empty()) room = context_.RoomId(room_title_);
-      const auto back = std::find(exits_.begin(), exits_.end(), ReverseDirection(line));
-      if (back != exits_.end()) back_exit = static_cast<int>(back - exits_.begin());
-    } else {
-      explorer.Displaced();  // the bot stayed (or fled somewhere it will see next time)
+      room = room_title_.empty() ? Explorer::kUnknownRoom : context_.RoomId(room_title_);
+      back_exit = BackExit(exits_, line);
+    } else if (outcome != kStepRefused && outcome != kStepClosed) {
+      explorer.Displaced();  // a fight, say: the exit may still lead somewhere new
     }
+    // A refused or closed exit is learned as leading back here, so it is not tried again.
     explorer.Arrived(room, exits_.size(), back_exit);
     if (outcome == kStepExhausted || i >= steps) break;
     co_await Sleep(context_.clock.Now() + Ms(random_.Uniform(kSpreadStepMs / 2, kSpreadStepMs)));
@@ -444,12 +446,25 @@ asio::awaitable<int> Bot::Step(std::string_view line) {
   const int outcome = co_await Expect(kStepOutcomes, {}, deadline);
   if (outcome == kStepArrived) {
     const std::string shown = consumed_;  // through "[Exits: "
-    if (co_await Expect(kExitsEnd, {}, deadline) < 0) co_return kClosed;
+    if (const int end = co_await Expect(kExitsEnd, {}, deadline); end < 0) {
+      if (end == kTimedOut) context_.Error("spread_reply_timeout");
+      co_return end;
+    }
     exits_ = ParseExits("[Exits: " + consumed_);
     room_title_ = RoomTitle(shown);
   }
-  if (outcome == kTimedOut) context_.Error("reply_timeout");
+  if (outcome == kTimedOut) context_.Error("spread_reply_timeout");
   co_return outcome;
+}
+
+int BackExit(const std::vector<std::string>& exits, std::string_view step) {
+  for (size_t i = 0; i < exits.size(); ++i) {
+    // "out" undoes "enter" or "in", whichever the room calls it.
+    if (exits[i] == ReverseDirection(step) || (step == "out" && exits[i] == "in")) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
 }
 
 std::string_view ReverseDirection(std::string_view direction) {
@@ -479,6 +494,8 @@ std::string RoomTitle(std::string_view text) {
     const size_t start = text.rfind('\n', end - 1);
     const size_t line_start = start == std::string_view::npos ? 0 : start + 1;
     std::string_view line = text.substr(line_start, end - line_start);
+    // The prompt has no newline of its own: what follows it starts on its line.
+    while (line.starts_with("> ")) line.remove_prefix(2);
     if (line.starts_with(kCyan) && !line.substr(kCyan.size()).starts_with("[")) {
       line.remove_prefix(kCyan.size());
       line = line.substr(0, line.find('\x1b'));

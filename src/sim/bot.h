@@ -119,7 +119,13 @@ class Bot {
   // One spreading step (a direction, "look" or "flee"): sends it and waits for what it led to.
   // Returns a kStep* value for the outcomes named, or kClosed / kTimedOut (an error).
   // REQUIRES: `line` outlives the wait (callers pass a named local).
-  enum : int { kStepArrived = 0, kStepFighting = 1, kStepExhausted = 2 };
+  enum : int {
+    kStepArrived = 0,
+    kStepFighting = 1,
+    kStepExhausted = 2,
+    kStepRefused = 3,  // no such exit
+    kStepClosed = 4,   // its zone is not running
+  };
   boost::asio::awaitable<int> Step(std::string_view line);
   static bool WillSpread(const SwarmOptions& options);
   void DoneSpreading();  // once per bot that WillSpread, whether or not it got to
@@ -172,6 +178,10 @@ class Bot {
 // The opposite of a compass, vertical or in/out direction ("north" -> "south", "out" -> "enter");
 // empty if it has none.
 std::string_view ReverseDirection(std::string_view direction);
+
+// The position in `exits` of the way back after taking `step` ("south" after "north"); -1 if
+// there is none.
+int BackExit(const std::vector<std::string>& exits, std::string_view step);
 
 // The title of the last room shown in `text` (the cyan line above its "[Exits: ...]"), without
 // colour codes; empty if none is shown.

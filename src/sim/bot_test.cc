@@ -33,6 +33,9 @@ TEST(RoomTitle, ReadsTheCyanLineAboveTheExits) {
   EXPECT_EQ(RoomTitle("\x1b[36mThe Hall\x1b[0m\r\n\x1b[36m[chat] Bo: hey\x1b[0m\r\n"
                       "\x1b[32m[Exits: up]\x1b[0m"),
             "The Hall");
+  // Text after a prompt starts on the prompt's line.
+  EXPECT_EQ(RoomTitle("Bo says, 'hi'\r\n> \x1b[36mThe Hall\x1b[0m\r\n\x1b[32m[Exits: up]"),
+            "The Hall");
   EXPECT_EQ(RoomTitle("You cannot go that way.\r\n> "), "");
   EXPECT_EQ(RoomTitle("[Exits: north]"), "");
 }
@@ -47,6 +50,15 @@ TEST(ReverseDirection, PairsOppositesBothWays) {
   EXPECT_EQ(ReverseDirection("in"), "out");
   EXPECT_TRUE(ReverseDirection("portal").empty());
   EXPECT_TRUE(ReverseDirection("").empty());
+}
+
+TEST(BackExit, FindsTheWayBack) {
+  const std::vector<std::string> exits = {"north", "east", "out"};
+  EXPECT_EQ(BackExit(exits, "south"), 0);
+  EXPECT_EQ(BackExit(exits, "enter"), 2);
+  EXPECT_EQ(BackExit(exits, "up"), -1);
+  EXPECT_EQ(BackExit(exits, "look"), -1);
+  EXPECT_EQ(BackExit({"in", "west"}, "out"), 0);
 }
 
 TEST(LatencyRecorder, KeepsEverySampleUnderTheBound) {

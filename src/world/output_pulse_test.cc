@@ -144,6 +144,48 @@ TEST_F(OutputPulseTest, AFloodBetweenPulsesIsCutAtTheCapWithOneNotice) {
   EXPECT_EQ(bob_->Take(), "Alice says, 'after'\n");
 }
 
+TEST(OutputPulseCrowdTest, ACrowdedZoneWaitsForTheHeartbeatUntilTheCrowdThins) {
+  TempDir dir;
+  testing::WriteSmallPack(dir);
+  // A crowd is two listeners in one flush.
+  TestWorld world(dir.path(), 42, kPulseMs, 2);
+  auto alice = world.Login("Alice");
+  auto bob = world.Login("Bob");
+  auto carol = world.Login("Carol");
+  const auto advance = [&](int64_t ms) {
+    world.clock.Advance(Millis(ms));
+    world.Run();
+  };
+  // The zone's first heartbeat: everyone flushed, the arrivals heard.
+  advance(limits::kZoneHeartbeatMs);
+  alice->Take();
+  bob->Take();
+  carol->Take();
+  world.Do("Alice", "say one");  // heard by Bob and Carol at a pulse: a crowd of two
+  advance(kPulseMs);
+  EXPECT_THAT(bob->Take(), HasSubstr("'one'"));
+  EXPECT_THAT(carol->Take(), HasSubstr("'one'"));
+  world.Do("Alice", "say two");  // now no pulse: the heartbeat brings it
+  advance(kPulseMs);
+  EXPECT_THAT(bob->Take(), IsEmpty());
+  advance(limits::kZoneHeartbeatMs - 2 * kPulseMs);
+  EXPECT_THAT(bob->Take(), HasSubstr("'two'"));
+  EXPECT_THAT(carol->Take(), HasSubstr("'two'"));
+  // Carol walks away (Alice and Bob hear it at the heartbeat: still a crowd). Then a say
+  // reaches Bob alone at the next heartbeat, and with the crowd gone pulses come back.
+  world.Do("Carol", "north");
+  advance(limits::kZoneHeartbeatMs);
+  EXPECT_THAT(bob->Take(), HasSubstr("Carol leaves north."));
+  world.Do("Alice", "say three");
+  advance(kPulseMs);
+  EXPECT_THAT(bob->Take(), IsEmpty());
+  advance(limits::kZoneHeartbeatMs - kPulseMs);
+  EXPECT_THAT(bob->Take(), HasSubstr("'three'"));
+  world.Do("Alice", "say four");
+  advance(kPulseMs);
+  EXPECT_THAT(bob->Take(), HasSubstr("'four'"));
+}
+
 TEST(OutputPulseOffTest, WithoutAPulseEveryoneHearsAtTheEndOfTheBatch) {
   TempDir dir;
   testing::WriteSmallPack(dir);

@@ -313,8 +313,8 @@ void FakePasswords::Change(std::string name_key, std::string old_password, std::
   done(Status::Ok());
 }
 
-TestWorld::TestWorld(const std::filesystem::path& pack_dir, uint64_t seed,
-                     int64_t output_pulse_ms) {
+TestWorld::TestWorld(const std::filesystem::path& pack_dir, uint64_t seed, int64_t output_pulse_ms,
+                     size_t crowd_players) {
   std::vector<Problem> problems;
   Result<Pack> loaded = LoadPack(pack_dir, &problems);
   for (const Problem& p : problems) ADD_FAILURE() << p.ToString();
@@ -330,6 +330,7 @@ TestWorld::TestWorld(const std::filesystem::path& pack_dir, uint64_t seed,
   deps.mail = &mail;
   deps.passwords = &passwords;
   deps.output_pulse_ms = output_pulse_ms;
+  deps.output_pulse_crowd_players = crowd_players;
   host = std::make_unique<WorldHost>(
       pack, deps,
       [this](const std::string&) {

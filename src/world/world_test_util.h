@@ -75,9 +75,11 @@ class FakePasswords final : public PasswordPort {
 class TestWorld {
  public:
   // `output_pulse_ms` is ZoneDeps::output_pulse_ms: 0 delivers everyone's output at the end
-  // of each batch, which transcript tests rely on.
+  // of each batch, which transcript tests rely on. `crowd_players` is
+  // ZoneDeps::output_pulse_crowd_players.
   explicit TestWorld(const std::filesystem::path& pack_dir, uint64_t seed = 42,
-                     int64_t output_pulse_ms = 0);
+                     int64_t output_pulse_ms = 0,
+                     size_t crowd_players = limits::kOutputPulseCrowdPlayersDefault);
   ~TestWorld();
 
   // Logs in a fresh character (or `state` if given) and returns its sink.

@@ -78,6 +78,7 @@ void Zone::FlushAfterBatch() {
   }
   core_->FlushUrgent();
   if (pulse_scheduled_ || !core_->has_deferred_output()) return;
+  if (core_->last_flush_players() >= deps_.output_pulse_crowd_players) return;
   const Instant pulse_at = deps_.clock->Now() + Millis(deps_.output_pulse_ms);
   // The heartbeat flushes everyone too: a pulse just before it would only make it late.
   if (pulse_at + Millis(kPulseHeartbeatGapMs) >= next_heartbeat_) return;

@@ -738,7 +738,7 @@ void ZoneCore::Prompt(Actor& actor) {
   MarkDirty(actor);
 }
 
-void ZoneCore::FlushPlayer(Actor& actor) {
+bool ZoneCore::FlushPlayer(Actor& actor) {
   if (actor.dirty) {
     actor.dirty = false;
     --dirty_count_;
@@ -763,18 +763,22 @@ void ZoneCore::FlushPlayer(Actor& actor) {
                             ",\"gold\":" + std::to_string(actor.gold) + "}"});
   }
   if (actor.pending.text.empty() && actor.pending.events.empty() && !actor.pending.disconnect) {
-    return;
+    return false;
   }
   PlayerOutput out = std::move(actor.pending);
   actor.pending = PlayerOutput{};
+  const bool text = !out.text.empty();
   if (actor.sink) actor.sink->Deliver(std::move(out));
+  return text;
 }
 
 void ZoneCore::Flush() {
+  size_t players = 0;
   for (uint64_t id : dirty_players_) {
     Actor* actor = FindActor(id);
-    if (actor != nullptr && actor->is_player && actor->dirty) FlushPlayer(*actor);
+    if (actor != nullptr && actor->is_player && actor->dirty && FlushPlayer(*actor)) ++players;
   }
+  last_flush_players_ = players;
   dirty_players_.clear();
   dirty_count_ = 0;  // any left were removed from the zone with their output
   FlushUrgent();

@@ -131,6 +131,8 @@ class ZoneCore final : public ScriptHost {
   // Whether some player has output that FlushUrgent() left for the next Flush().
   // May say yes for a player who left the zone with output pending; Flush() then sends none.
   bool has_deferred_output() const { return dirty_count_ > 0; }
+  // How many players the last Flush() delivered text to.
+  size_t last_flush_players() const { return last_flush_players_; }
 
   // --- Queries (tests, Inspect)
   const std::string& zone_id() const { return zone_.id; }
@@ -258,7 +260,8 @@ class ZoneCore final : public ScriptHost {
  private:
   void Dispatch(Actor& actor, std::string_view line);
   void BuildRooms();
-  void FlushPlayer(Actor& actor);
+  // Delivers what `actor` has pending; true if that included text.
+  bool FlushPlayer(Actor& actor);
   void UpdateOccupancy();
 
   std::shared_ptr<const Pack> pack_;
@@ -281,6 +284,7 @@ class ZoneCore final : public ScriptHost {
   // (skipped by Flush), which is cheaper than removing them after every batch.
   std::vector<uint64_t> dirty_players_;
   int64_t dirty_count_ = 0;  // actors with dirty set
+  size_t last_flush_players_ = 0;
   std::vector<uint64_t> urgent_players_;
   std::map<std::string, FlagValue, std::less<>> flags_;
   std::set<uint64_t> fighters_;  // actors with fighting != 0

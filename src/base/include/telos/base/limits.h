@@ -28,6 +28,9 @@ inline constexpr int64_t kZoneHeartbeatMs = 250;
 // so a busy room costs each listener a few writes a second instead of one per line.
 inline constexpr int64_t kOutputPulseMsDefault = 100;
 inline constexpr int64_t kOutputPulseMsMax = 1'000;
+// A zone whose last flush wrote to this many players or more skips its pulses and flushes at
+// the heartbeat only (4 a second, Diku's pace): in a crowd each pulse is hundreds of writes.
+inline constexpr size_t kOutputPulseCrowdPlayersDefault = 256;
 inline constexpr size_t kRoomPlayersListedMax = 20;  // a room's look names this many players
 inline constexpr int64_t kCharacterSaveIntervalMs = 60'000;  // periodic save while playing
 

@@ -9,6 +9,8 @@
 // as soon as the batch ends; everyone else's waits for the next output pulse
 // (ZoneDeps::output_pulse_ms) or heartbeat, so a listener in a busy room receives one write
 // per pulse rather than one per line; when the heartbeat comes first, it flushes them instead.
+// A crowded zone (its last flush wrote to output_pulse_crowd_players or more) skips the pulse
+// and flushes at the heartbeat alone, until a flush reaches fewer.
 // With output_pulse_ms 0 every player's output is flushed at the end of every batch.
 //
 // The heartbeat (limits::kZoneHeartbeatMs) is scheduled on the executor with PostAt; it drives
@@ -96,6 +98,9 @@ struct ZoneDeps {
   int64_t save_interval_ms = limits::kCharacterSaveIntervalMs;
   // How long output for players who did not act may wait (see above); 0: not at all.
   int64_t output_pulse_ms = 0;
+  // When the zone's last flush wrote to at least this many players, its deferred output waits
+  // for the heartbeat instead of a pulse (limits::kOutputPulseCrowdPlayersDefault).
+  size_t output_pulse_crowd_players = limits::kOutputPulseCrowdPlayersDefault;
 };
 
 class ZoneCore;  // the private game state and rules
