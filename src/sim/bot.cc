@@ -520,6 +520,7 @@ asio::awaitable<void> Bot::Play() {
       continue;
     }
     ++context_.commands_sent;
+    if (context_.measuring) ++context_.commands_in_window;
     ++context_.commands_by_behaviour[std::string(BehaviourName(behaviour))];
     const bool walked_or_looked = behaviour == Behaviour::kWalk || behaviour == Behaviour::kLook;
     const std::string line = Command(behaviour);

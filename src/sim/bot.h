@@ -79,6 +79,7 @@ struct BotContext {
   int64_t playing_total = 0;
   int64_t spreading_now = 0;  // bots still taking their spreading steps
   int64_t commands_sent = 0;
+  int64_t commands_in_window = 0;  // sent while measuring
   int64_t replies = 0;
   int64_t idles = 0;
   int64_t errors = 0;

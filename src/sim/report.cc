@@ -279,6 +279,7 @@ std::string ReportToJson(const Report& r) {
                    {"bots_playing", r.bots_playing},
                    {"bots_playing_at_end", r.bots_playing_at_end},
                    {"commands_sent", r.commands_sent},
+                   {"commands_in_window", r.commands_in_window},
                    {"replies", r.replies},
                    {"idles", r.idles},
                    {"commands_by_behaviour", CountsJson(r.commands_by_behaviour)},

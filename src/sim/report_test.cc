@@ -168,9 +168,9 @@ TEST(Formats, JsonHasEveryFieldAndCsvRowsMatchTheHeader) {
   r.errors_by_kind["login_timeout"] = 1;
   const std::string json = ReportToJson(r);
   for (const char* key :
-       {"\"bots_connected\"", "\"commands_sent\"", "\"rtt\"", "\"p50_ms\"", "\"p95_ms\"",
-        "\"p99_ms\"", "\"max_ms\"", "\"errors\"", "\"unexpected_disconnects\"",
-        "\"tick_lag_p99_ms\":null", "\"login_timeout\":1"}) {
+       {"\"bots_connected\"", "\"commands_sent\"", "\"commands_in_window\"", "\"rtt\"",
+        "\"p50_ms\"", "\"p95_ms\"", "\"p99_ms\"", "\"max_ms\"", "\"errors\"",
+        "\"unexpected_disconnects\"", "\"tick_lag_p99_ms\":null", "\"login_timeout\":1"}) {
     EXPECT_NE(json.find(key), std::string::npos) << key << " in " << json;
   }
   SeriesRow row;

@@ -223,6 +223,7 @@ class SwarmRun {
     r.bots_connected = context_.connected_total;
     r.bots_playing = context_.playing_total;
     r.commands_sent = context_.commands_sent;
+    r.commands_in_window = context_.commands_in_window;
     r.replies = context_.replies;
     r.idles = context_.idles;
     r.commands_by_behaviour = context_.commands_by_behaviour;

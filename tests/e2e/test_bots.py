@@ -23,7 +23,7 @@ REPO = os.environ.get("TELOS_REPO", ".")
 LATENCY_KEYS = ["count", "p50_ms", "p95_ms", "p99_ms", "max_ms", "mean_ms"]
 REPORT_KEYS = ["targets", "transport", "bots_requested", "ramp_per_second", "duration_s", "mix",
                "started_at", "ramp_seconds", "steady_seconds", "bots_connected", "bots_playing",
-               "bots_playing_at_end", "commands_sent", "replies", "idles",
+               "bots_playing_at_end", "commands_sent", "commands_in_window", "replies", "idles",
                "commands_by_behaviour", "rtt", "login", "errors", "errors_by_kind",
                "unexpected_disconnects", "server", "server_process"]
 CSV_HEADER = ["t_s", "bots_connected", "bots_playing", "commands", "replies", "rtt_p50_ms",
@@ -64,6 +64,8 @@ class BotsTest(unittest.TestCase):
         self.assertEqual(report["bots_playing"], bots)
         self.assertEqual(report["bots_playing_at_end"], bots)
         self.assertGreater(report["commands_sent"], 0)
+        self.assertGreater(report["commands_in_window"], 0)
+        self.assertLessEqual(report["commands_in_window"], report["commands_sent"])
         # A bot stopped by the end of the window may have one command still unanswered.
         self.assertLessEqual(report["replies"], report["commands_sent"])
         self.assertGreaterEqual(report["replies"], report["commands_sent"] - bots)
@@ -84,6 +86,7 @@ class BotsTest(unittest.TestCase):
         # A player walking between zones at the moment of the scrape is in neither zone.
         self.assertLessEqual(server["occupancy"], bots)
         self.assertGreaterEqual(server["occupancy"], bots - 2)
+        self.assertEqual(sum(server["occupancy_by_zone"].values()), server["occupancy"])
         self.assertTrue(report["server_process"]["sampled"])
         self.assertGreater(report["server_process"]["rss_bytes"], 0)
         self.assertEqual(rows[0], CSV_HEADER)

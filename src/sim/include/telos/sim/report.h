@@ -113,7 +113,8 @@ struct Report {
   int64_t bots_connected = 0;       // bots whose connection opened
   int64_t bots_playing = 0;         // bots that reached the world
   int64_t bots_playing_at_end = 0;  // still in the world when the window closed
-  int64_t commands_sent = 0;
+  int64_t commands_sent = 0;        // over the whole run, ramp and spreading included
+  int64_t commands_in_window = 0;   // sent inside the steady window: the load measured
   int64_t replies = 0;
   int64_t idles = 0;  // turns the mix chose to do nothing
   std::map<std::string, int64_t> commands_by_behaviour;
