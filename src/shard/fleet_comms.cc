@@ -245,7 +245,14 @@ void FleetComms::OnPlayerMessage(const std::string& name_key, const bus::Message
     json::object reply{{"outcome", s.ok() ? "delivered" : "unavailable"}, {"name", name}};
     if (!message.reply_to.empty()) (void)bus_.Reply(message, json::serialize(reply));
   } else if (kind == "mail") {
-    (void)host_.Notify(name_key, world::PingingMail::PingLine(Field(body, "from")));
+    bool connected = false;
+    {
+      std::lock_guard lock(mu_);
+      auto it = residents_.find(name_key);
+      connected = it != residents_.end() && !it->second.gate.empty();
+    }
+    // A link-dead or still-arriving character sees it at their next login instead.
+    if (connected) (void)host_.Notify(name_key, world::PingingMail::PingLine(Field(body, "from")));
   }
 }
 
@@ -275,9 +282,10 @@ void FleetComms::OnChannelMessage(const bus::Message& message) {
 void FleetComms::PingMail(const std::string& recipient, const std::string& sender) {
   blocking_([this, alive = alive_, recipient, sender] {
     if (!*alive) return;
-    // The roster only decides whether to ping; the subject comes from the name (invariant 7).
-    auto presence = directory_.GetPresence(world::NameKey(recipient));
-    if (presence.ok() && !presence->has_value()) return;  // they see it at their next login
+    // Sent whether or not the directory shows them present: a presence write lost to a
+    // directory blip would otherwise cost a connected player the ping. The shard hosting them
+    // decides (OnPlayerMessage); nobody hosting them, nobody hears it, and the letter is
+    // announced at their next login.
     json::object ping{{"kind", "mail"}, {"from", sender}};
     if (bus_.Publish(PlayerSubject(recipient), json::serialize(ping)).ok()) {
       mail_pings_.Increment();
