@@ -443,15 +443,15 @@ asio::awaitable<int> Bot::Step(std::string_view line) {
   // The reply is told by what it says, not by the first prompt: in a crowded room what others
   // said can arrive, with its own prompt, before it.
   const Instant deadline = context_.clock.Now() + Ms(context_.options.reply_timeout_ms);
-  const int outcome = co_await Expect(kStepOutcomes, {}, deadline);
+  int outcome = co_await Expect(kStepOutcomes, {}, deadline);
   if (outcome == kStepArrived) {
     const std::string shown = consumed_;  // through "[Exits: "
     if (const int end = co_await Expect(kExitsEnd, {}, deadline); end < 0) {
-      if (end == kTimedOut) context_.Error("spread_reply_timeout");
-      co_return end;
+      outcome = end;
+    } else {
+      exits_ = ParseExits("[Exits: " + consumed_);
+      room_title_ = RoomTitle(shown);
     }
-    exits_ = ParseExits("[Exits: " + consumed_);
-    room_title_ = RoomTitle(shown);
   }
   if (outcome == kTimedOut) context_.Error("spread_reply_timeout");
   co_return outcome;

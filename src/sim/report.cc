@@ -159,14 +159,10 @@ std::vector<HistogramBucket> ParseHistogram(std::string_view text, std::string_v
 }
 
 std::optional<double> ParseSampleSum(std::string_view text, std::string_view name) {
-  std::optional<double> sum;
-  ForEachLine(text, [&](std::string_view line) {
-    const auto sample = SplitSample(line);
-    if (!sample || sample->name != name) return;
-    bool ok = true;
-    const double v = ParseDouble(sample->value, &ok);
-    if (ok) sum = sum.value_or(0) + v;
-  });
+  const auto by_label = ParseSamplesByLabel(text, name, "");
+  if (by_label.empty()) return std::nullopt;
+  double sum = 0;
+  for (const auto& [label, value] : by_label) sum += value;
   return sum;
 }
 
