@@ -320,6 +320,7 @@ void FleetWorldLink::Route(uint64_t id) {
     if (it == sessions_.end() || !stream) return;
     it->second.stream = stream;
     it->second.state = State::kAttaching;
+    it->second.attaching_by_token = false;
     frame.mutable_attach()->set_session(id);
     frame.mutable_attach()->set_assertion(it->second.assertion);
     frame.mutable_attach()->set_lobby_fallback(lobby_fallback);
@@ -480,6 +481,7 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
         auto it = sessions_.find(id);
         if (it == sessions_.end() || it->second.stream != stream) continue;
         it->second.state = State::kAttached;
+        it->second.attaching_by_token = false;
         it->second.lobby_fallback = false;
         it->second.reroutes = 0;
         it->second.told_waiting = false;
@@ -502,12 +504,21 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
       // A refusal from a shard this session has since left (an older attempt answering late)
       // says nothing about where it is now.
       if (it == sessions_.end() || it->second.stream != stream) continue;
-      if (code == StatusCode::kFailedPrecondition && !attached.zone().empty() &&
-          it->second.reroutes < options_.reroutes_max) {
-        it->second.zone_hint = attached.zone();
-        ++it->second.reroutes;
-        it->second.state = State::kRouting;
-        reroute = true;
+      Session& session = it->second;
+      if (session.reroutes < options_.reroutes_max) {
+        if (code == StatusCode::kFailedPrecondition && !attached.zone().empty()) {
+          session.zone_hint = attached.zone();
+          reroute = true;
+        } else if (code == StatusCode::kNotFound && session.attaching_by_token) {
+          // The arrival is gone from there: the placement record says where the character is.
+          session.zone_hint.clear();
+          session.attaching_by_token = false;
+          reroute = true;
+        }
+      }
+      if (reroute) {
+        ++session.reroutes;
+        session.state = State::kRouting;
       }
     }
     if (reroute) {
@@ -574,6 +585,7 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
       if (it == sessions_.end() || !target) continue;
       it->second.stream = target;
       it->second.state = State::kAttaching;
+      it->second.attaching_by_token = true;
       it->second.zone_hint.clear();
       attach.mutable_attach()->set_session(id);
       attach.mutable_attach()->set_handoff_token(redirect.handoff_token());

@@ -9,7 +9,9 @@
 // session is routed again (bounded).
 //
 // Cross-shard movement: the source shard sends a Redirect; the link attaches the same session
-// at the destination with the handoff token. The player's terminal never notices. Lines typed
+// at the destination with the handoff token. The player's terminal never notices. If the
+// destination no longer holds the arrival (the character moved on, or its zone did, before the
+// attach came), the session is routed afresh through the placement record. Lines typed
 // while a session is between shards are queued (bounded) and sent once it is attached.
 //
 // A shard's stream ending (crash, restart) does not end the sessions on it: each player is told,
@@ -96,6 +98,9 @@ class FleetWorldLink final : public WorldLink {
     std::string zone_hint;        // where the last shard said the character is
     bool lobby_fallback = false;  // its zone had no owner for route_wait_ms: go to a lobby
     int reroutes = 0;
+    // The attach in flight carries a handoff token: "no arrival" means the character moved
+    // on (or its arrival timed out) before the session reached it, not that it does not exist.
+    bool attaching_by_token = false;
     Instant routing_since;
     bool told_waiting = false;
   };
