@@ -109,12 +109,21 @@ std::string EncodeSubnegotiation(uint8_t option, std::string_view payload) {
 std::string EncodeText(std::string_view text) {
   std::string out;
   out.reserve(text.size() + text.size() / 16 + 2);
-  char prev = '\0';
-  for (const char c : text) {
-    if (c == '\n' && prev != '\r') out.push_back('\r');
-    out.push_back(c);
-    if (static_cast<uint8_t>(c) == kIac) out.push_back(c);
-    prev = c;
+  // Output is mostly lines of plain text: copy the runs between line ends (and IAC bytes, which
+  // are doubled) whole rather than byte by byte.
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t at = start;
+    while (at < text.size() && text[at] != '\n' && static_cast<uint8_t>(text[at]) != kIac) ++at;
+    out.append(text.substr(start, at - start));
+    if (at == text.size()) break;
+    if (text[at] == '\n') {
+      if (at == 0 || text[at - 1] != '\r') out.push_back('\r');
+      out.push_back('\n');
+    } else {
+      out.append(2, text[at]);
+    }
+    start = at + 1;
   }
   return out;
 }

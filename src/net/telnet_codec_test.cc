@@ -99,6 +99,11 @@ TEST(TelnetEncodeTest, EncodersEscape) {
             Bytes({kIac, kSb, kOptGmcp, 'a', 255, 255, kIac, kSe}));
   EXPECT_EQ(EncodeText("one\ntwo\r\nthree"), "one\r\ntwo\r\nthree");
   EXPECT_EQ(EncodeText(Bytes({255})), Bytes({255, 255}));
+  EXPECT_EQ(EncodeText("\nstart"), "\r\nstart");
+  EXPECT_EQ(EncodeText("a\n\nb\n"), "a\r\n\r\nb\r\n");
+  EXPECT_EQ(EncodeText("x" + Bytes({255, 255}) + "y\r\n"),
+            "x" + Bytes({255, 255, 255, 255}) + "y\r\n");
+  EXPECT_EQ(EncodeText(""), "");
 }
 
 }  // namespace

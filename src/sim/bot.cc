@@ -113,7 +113,11 @@ std::vector<std::string> ParseExits(std::string_view text) {
 }
 
 Bot::Bot(BotContext& context, int64_t index, uint64_t seed)
-    : context_(context), index_(index), random_(seed), wake_(context.executor) {
+    : context_(context),
+      index_(index),
+      random_(seed),
+      wake_(context.executor),
+      reader_wake_(context.executor) {
   // Counted from the start, so the measured window waits for bots still logging in too.
   if (WillSpread(context_.options)) {
     owes_spread_ = true;
@@ -134,6 +138,7 @@ void Bot::DoneSpreading() {
 void Bot::Stop() {
   stop_ = true;
   Wake();
+  WakeReader();
 }
 
 asio::awaitable<void> Bot::Wait(Instant deadline) {
@@ -143,7 +148,17 @@ asio::awaitable<void> Bot::Wait(Instant deadline) {
 
 asio::awaitable<void> Bot::Sleep(Instant deadline) {
   sleeping_ = true;
+  reader_rests_ = transport_->can_discard_arrived();
   while (!stop_ && !closed_ && context_.clock.Now() < deadline) co_await Wait(deadline);
+  if (reader_rests_ && !closed_) {
+    // Dropped before the next command goes out, so none of it passes for that command's reply.
+    if (!transport_->DiscardArrived().ok()) {
+      closed_ = true;
+      transport_->Close();  // the reader's read (if any) ends and counts the disconnect
+    }
+  }
+  reader_rests_ = false;
+  WakeReader();
   sleeping_ = false;
   text_.clear();
 }
@@ -189,6 +204,10 @@ asio::awaitable<int> Bot::Expect(const std::vector<std::string_view>& wanted,
 
 asio::awaitable<void> Bot::ReadLoop() {
   while (true) {
+    while (reader_rests_ && !stop_ && !context_.stopping) {
+      reader_wake_.expires_at(asio::steady_timer::time_point::max());
+      (void)co_await reader_wake_.async_wait(kTuple);
+    }
     Result<std::string> text = co_await transport_->Read();
     if (!text.ok()) break;
     if (text->empty()) continue;

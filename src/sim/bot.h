@@ -143,21 +143,26 @@ class Bot {
   boost::asio::awaitable<int> Expect(const std::vector<std::string_view>& wanted,
                                      const std::vector<std::string_view>& failures,
                                      Instant deadline);
-  // Sleeps until the deadline, Stop() or a close; data arriving meanwhile is read and dropped.
+  // Sleeps until the deadline, Stop() or a close; data arriving meanwhile is dropped. Where the
+  // transport can skip ahead, the reader rests too and what arrived is dropped in one go at the
+  // end: thousands of bots waking for every line of chatter would cost the client more than the
+  // server spends sending it.
   boost::asio::awaitable<void> Sleep(Instant deadline);
   boost::asio::awaitable<void> Wait(Instant deadline);  // one wake-up at most
   // Sends `line` (copied first into line_: no by-value string crosses a coroutine boundary).
   boost::asio::awaitable<bool> Send(std::string_view line);
   std::string Command(Behaviour behaviour);
   void Wake() { wake_.cancel(); }
+  void WakeReader() { reader_wake_.cancel(); }
 
   BotContext& context_;
   const int64_t index_;
   Random random_;
   std::unique_ptr<Transport> transport_;
   boost::asio::steady_timer wake_;
-  std::string text_;  // received and not yet consumed
-  std::string line_;  // the line being sent
+  boost::asio::steady_timer reader_wake_;  // the reader resting through a Sleep()
+  std::string text_;                       // received and not yet consumed
+  std::string line_;                       // the line being sent
   std::vector<std::string> exits_;
   std::string room_title_;  // of the room the last step showed
   bool connected_ = false;
@@ -167,8 +172,9 @@ class Bot {
   bool quitting_ = false;
   bool reader_done_ = true;
   bool awaiting_reply_ = false;
-  bool sleeping_ = false;  // in Sleep(): text arriving is dropped without waking the bot
-  std::string consumed_;   // what the last successful Expect() consumed
+  bool sleeping_ = false;      // in Sleep(): text arriving is dropped without waking the bot
+  bool reader_rests_ = false;  // in Sleep() over a transport that can DiscardArrived()
+  std::string consumed_;       // what the last successful Expect() consumed
   bool replied_ = false;
   bool counted_ = false;      // the exchange in flight is the mix's
   bool owes_spread_ = false;  // counted in spreading_now until DoneSpreading()

@@ -47,6 +47,21 @@ class TelnetTransport final : public Transport {
     co_return Status::Ok();
   }
 
+  bool can_discard_arrived() const override { return true; }
+
+  Status DiscardArrived() override {
+    boost::system::error_code ec;
+    socket_.non_blocking(true, ec);
+    while (!ec) {
+      const size_t n = socket_.read_some(asio::buffer(buffer_), ec);
+      if (ec) break;
+      events_.clear();
+      decoder_.Feed(std::string_view(buffer_.data(), n), events_);  // keeps the telnet state
+    }
+    if (ec == asio::error::would_block || ec == asio::error::try_again) return Status::Ok();
+    return Status::Unavailable("read: " + ec.message());
+  }
+
   void Close() override {
     boost::system::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_both, ignored);

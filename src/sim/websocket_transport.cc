@@ -68,6 +68,9 @@ class WebSocketTransport final : public Transport {
     co_return Status::Ok();
   }
 
+  bool can_discard_arrived() const override { return false; }
+  Status DiscardArrived() override { return Status::FailedPrecondition("read frame by frame"); }
+
   void Close() override {
     boost::system::error_code ignored;
     ws_.next_layer().shutdown(tcp::socket::shutdown_both, ignored);

@@ -16,9 +16,17 @@ void ZoneCore::RunSpeechHooks(Actor& speaker, const std::string& text) {
   int room_index = speaker.room;
   const std::string& room_script = room(room_index).def->script;
   if (!room_script.empty()) lua_->Call(room_script, "on_speech", {LuaActor{speaker.id}, text});
-  for (uint64_t id : std::vector<uint64_t>(room(room_index).actors)) {
+  // A hook may move or destroy actors: the mobs with scripts are taken first, and each is
+  // looked up again before its hook runs.
+  std::vector<uint64_t> scripted;
+  for (const Actor* actor : room(room_index).actors) {
+    if (!actor->is_player && actor != &speaker && !actor->def->script.empty()) {
+      scripted.push_back(actor->id);
+    }
+  }
+  for (uint64_t id : scripted) {
     Actor* mob = FindActor(id);
-    if (mob == nullptr || mob->is_player || mob == &speaker || mob->def->script.empty()) continue;
+    if (mob == nullptr) continue;
     // Mob-bound hooks also get the mob itself as a third argument (docs/content.md).
     lua_->Call(mob->def->script, "on_speech", {LuaActor{speaker.id}, text, LuaActor{mob->id}});
   }

@@ -161,9 +161,8 @@ std::vector<const Actor*> ZoneCore::ActorsIn(std::string_view room_id) const {
   std::vector<const Actor*> out;
   int index = RoomIndex(room_id);
   if (index < 0) return out;
-  for (uint64_t id : rooms_[static_cast<size_t>(index)].actors) {
-    out.push_back(actor_by_id_.at(id));
-  }
+  const auto& actors = rooms_[static_cast<size_t>(index)].actors;
+  out.assign(actors.begin(), actors.end());
   return out;
 }
 
@@ -177,9 +176,8 @@ Actor* ZoneCore::FindInRoom(Actor& viewer, std::string_view word) {
   if (viewer.room < 0) return nullptr;
   auto [nth, key] = SplitOrdinal(word);
   if (key == "self" || key == "me") return &viewer;
-  for (uint64_t id : room(viewer.room).actors) {
-    Actor* other = FindActor(id);
-    if (other == nullptr || other == &viewer) continue;
+  for (Actor* other : room(viewer.room).actors) {
+    if (other == &viewer) continue;
     bool match = other->is_player ? Lower(other->name).starts_with(key) && !key.empty()
                                   : KeywordMatch(other->keywords, key);
     if (match && --nth == 0) return other;
@@ -242,14 +240,14 @@ ItemState ZoneCore::SaveItem(const Item& item) const {
 void ZoneCore::PlaceActor(Actor& actor, int room_index) {
   actor.room = room_index;
   RoomState& here = room(room_index);
-  here.actors.push_back(actor.id);
+  here.actors.push_back(&actor);
   if (actor.is_player) here.players.push_back(&actor);
 }
 
 void ZoneCore::UnplaceActor(Actor& actor) {
   if (actor.room < 0) return;
   RoomState& here = room(actor.room);
-  std::erase(here.actors, actor.id);
+  std::erase(here.actors, &actor);
   if (actor.is_player) std::erase(here.players, &actor);
   actor.room = -1;
 }
@@ -688,10 +686,8 @@ void ZoneCore::ShowRoom(Actor& actor) {
   // counted rather than named (a lobby with hundreds in it stays readable, and cheap to show).
   size_t players_listed = 0;
   size_t players_unlisted = 0;
-  for (uint64_t id : here.actors) {
-    if (id == actor.id) continue;
-    Actor* other = FindActor(id);
-    if (other == nullptr) continue;
+  for (Actor* other : here.actors) {
+    if (other == &actor) continue;
     if (other->is_player && other->fighting == 0 &&
         ++players_listed > limits::kRoomPlayersListedMax) {
       ++players_unlisted;
@@ -897,9 +893,9 @@ void ZoneCore::CheckAggression(Actor& arriving) {
   if (arriving.room < 0 || room(arriving.room).Has(kRoomSafe)) return;
   RoomState& here = room(arriving.room);
   if (arriving.is_player) {
-    for (uint64_t id : std::vector<uint64_t>(here.actors)) {
-      Actor* mob = FindActor(id);
-      if (mob == nullptr || mob->is_player || mob->fighting != 0) continue;
+    // Nothing in the room moves until the first aggressive mob is found, and then the loop ends.
+    for (Actor* mob : here.actors) {
+      if (mob->is_player || mob->fighting != 0) continue;
       if ((mob->def->flags & kMobAggressive) == 0) continue;
       ToRoom(arriving.room, mob->Display() + " snarls and attacks " + arriving.name + "!",
              arriving.id);
@@ -909,9 +905,7 @@ void ZoneCore::CheckAggression(Actor& arriving) {
     }
   } else if (arriving.def != nullptr && (arriving.def->flags & kMobAggressive) != 0 &&
              arriving.fighting == 0) {
-    for (uint64_t id : here.actors) {
-      Actor* player = FindActor(id);
-      if (player == nullptr || !player->is_player) continue;
+    for (Actor* player : here.players) {
       Send(*player, "{r}" + arriving.Display() + " attacks you!{x}");
       StartFight(arriving, *player);
       return;
@@ -959,9 +953,8 @@ const ShopDef* ZoneCore::ShopOf(const Actor& keeper) const {
 }
 
 Actor* ZoneCore::ShopkeeperIn(int room_index) {
-  for (uint64_t id : room(room_index).actors) {
-    Actor* actor = FindActor(id);
-    if (actor != nullptr && ShopOf(*actor) != nullptr) return actor;
+  for (Actor* actor : room(room_index).actors) {
+    if (ShopOf(*actor) != nullptr) return actor;
   }
   return nullptr;
 }

@@ -99,8 +99,10 @@ struct Actor {
 struct RoomState {
   const RoomDef* def = nullptr;
   Ref ref;
-  std::vector<uint64_t> actors;  // in arrival order
-  std::vector<Actor*> players;   // the players among them: what a line said here is sent to
+  // In arrival order. An actor leaves the room before it is destroyed; a loop that may move or
+  // destroy actors (a script, a fight) copies ids and looks each one up as it goes.
+  std::vector<Actor*> actors;
+  std::vector<Actor*> players;  // the players among them: what a line said here is sent to
   std::vector<std::unique_ptr<Item>> items;
   std::vector<int> exit_rooms;  // per exit: local room index, or -1 for another zone
 
