@@ -148,11 +148,12 @@ asio::awaitable<void> Bot::Wait(Instant deadline) {
 
 asio::awaitable<void> Bot::Sleep(Instant deadline) {
   sleeping_ = true;
-  reader_rests_ = transport_->can_discard_arrived();
+  reader_rests_ = transport_->can_rest();
+  if (reader_rests_) transport_->Rest();
   while (!stop_ && !closed_ && context_.clock.Now() < deadline) co_await Wait(deadline);
   if (reader_rests_ && !closed_) {
     // Dropped before the next command goes out, so none of it passes for that command's reply.
-    if (!transport_->DiscardArrived().ok()) {
+    if (!transport_->EndRest().ok()) {
       closed_ = true;
       transport_->Close();  // the reader's read (if any) ends and counts the disconnect
     }

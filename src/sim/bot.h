@@ -173,7 +173,7 @@ class Bot {
   bool reader_done_ = true;
   bool awaiting_reply_ = false;
   bool sleeping_ = false;      // in Sleep(): text arriving is dropped without waking the bot
-  bool reader_rests_ = false;  // in Sleep() over a transport that can DiscardArrived()
+  bool reader_rests_ = false;  // in Sleep() over a transport that can Rest()
   std::string consumed_;       // what the last successful Expect() consumed
   bool replied_ = false;
   bool counted_ = false;      // the exchange in flight is the mix's

@@ -11,6 +11,7 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr size_t kReadBytes = 16 * 1024;
+constexpr int kRestLowWatermarkBytes = 64 * 1024;
 
 class TelnetTransport final : public Transport {
  public:
@@ -47,11 +48,19 @@ class TelnetTransport final : public Transport {
     co_return Status::Ok();
   }
 
-  bool can_discard_arrived() const override { return true; }
+  bool can_rest() const override { return true; }
 
-  Status DiscardArrived() override {
+  void Rest() override {
+    // TCP wakes a reader only once this much is waiting: chatter then costs neither the server's
+    // send nor this client a wake-up.
+    boost::system::error_code ignored;
+    socket_.set_option(asio::socket_base::receive_low_watermark(kRestLowWatermarkBytes), ignored);
+  }
+
+  Status EndRest() override {
     boost::system::error_code ec;
-    socket_.non_blocking(true, ec);
+    socket_.set_option(asio::socket_base::receive_low_watermark(1), ec);
+    if (!ec) socket_.non_blocking(true, ec);
     while (!ec) {
       const size_t n = socket_.read_some(asio::buffer(buffer_), ec);
       if (ec) break;

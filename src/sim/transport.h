@@ -30,12 +30,15 @@ class Transport {
   // Sends one line of player input. REQUIRES: `line` outlives the send (coroutine parameters
   // are references to the caller's member: GCC 12 mishandles by-value strings in coroutines).
   virtual boost::asio::awaitable<Status> SendLine(const std::string& line) = 0;
-  // Whether DiscardArrived() works: a protocol read frame by frame cannot skip ahead, and its
-  // bot keeps a Read() pending all the time instead.
-  virtual bool can_discard_arrived() const = 0;
-  // Reads and drops whatever has already arrived, without waiting; kUnavailable once the
-  // connection is closed. May run while a Read() is pending.
-  virtual Status DiscardArrived() = 0;
+  // Whether Rest() works: a protocol read frame by frame cannot skip ahead, and its bot keeps a
+  // Read() pending all the time instead.
+  virtual bool can_rest() const = 0;
+  // The bot will not read for a while (no Read() is started until EndRest()): what arrives
+  // meanwhile waits in the kernel, which is asked not to wake the client for it.
+  virtual void Rest() = 0;
+  // Ends a Rest(): reads and drops whatever arrived meanwhile, without waiting. kUnavailable
+  // once the connection is closed. May run while a Read() begun before the Rest() is pending.
+  virtual Status EndRest() = 0;
   // Closes the socket at once; a pending Read() then fails.
   virtual void Close() = 0;
 };

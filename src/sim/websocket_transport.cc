@@ -68,8 +68,9 @@ class WebSocketTransport final : public Transport {
     co_return Status::Ok();
   }
 
-  bool can_discard_arrived() const override { return false; }
-  Status DiscardArrived() override { return Status::FailedPrecondition("read frame by frame"); }
+  bool can_rest() const override { return false; }
+  void Rest() override {}
+  Status EndRest() override { return Status::FailedPrecondition("read frame by frame"); }
 
   void Close() override {
     boost::system::error_code ignored;
