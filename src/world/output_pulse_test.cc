@@ -2,6 +2,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+#include <vector>
+
 #include "telos/base/limits.h"
 #include "world_test_util.h"
 
@@ -144,46 +148,58 @@ TEST_F(OutputPulseTest, AFloodBetweenPulsesIsCutAtTheCapWithOneNotice) {
   EXPECT_EQ(bob_->Take(), "Alice says, 'after'\n");
 }
 
-TEST(OutputPulseCrowdTest, ACrowdedZoneWaitsForTheHeartbeatUntilTheCrowdThins) {
+TEST(OutputPulseCrowdTest, ACrowdHearsOncePerHeartbeatInSlicesUntilItThins) {
   TempDir dir;
   testing::WriteSmallPack(dir);
   // A crowd is two listeners in one flush.
   TestWorld world(dir.path(), 42, kPulseMs, 2);
   auto alice = world.Login("Alice");
-  auto bob = world.Login("Bob");
-  auto carol = world.Login("Carol");
+  const std::vector<std::string> names = {"Bob", "Carol", "Dan", "Erin", "Finn", "Gail"};
+  std::vector<std::shared_ptr<testing::FakeSink>> listeners;
+  for (const std::string& name : names) listeners.push_back(world.Login(name));
   const auto advance = [&](int64_t ms) {
     world.clock.Advance(Millis(ms));
     world.Run();
   };
-  // The zone's first heartbeat: everyone flushed, the arrivals heard.
+  // The arrivals reach everyone at a pulse: a crowd. The zone's first heartbeat starts a period
+  // of slices, in which a say reaches everyone again, so the crowd remains for the next.
+  advance(limits::kZoneHeartbeatMs);
+  world.Do("Alice", "say one");
   advance(limits::kZoneHeartbeatMs);
   alice->Take();
-  bob->Take();
-  carol->Take();
-  world.Do("Alice", "say one");  // heard by Bob and Carol at a pulse: a crowd of two
-  advance(kPulseMs);
-  EXPECT_THAT(bob->Take(), HasSubstr("'one'"));
-  EXPECT_THAT(carol->Take(), HasSubstr("'one'"));
-  world.Do("Alice", "say two");  // now no pulse: the heartbeat brings it
-  advance(kPulseMs);
-  EXPECT_THAT(bob->Take(), IsEmpty());
-  advance(limits::kZoneHeartbeatMs - 2 * kPulseMs);
-  EXPECT_THAT(bob->Take(), HasSubstr("'two'"));
-  EXPECT_THAT(carol->Take(), HasSubstr("'two'"));
-  // Carol walks away (Alice and Bob hear it at the heartbeat: still a crowd). Then a say
-  // reaches Bob alone at the next heartbeat, and with the crowd gone pulses come back.
-  world.Do("Carol", "north");
-  advance(limits::kZoneHeartbeatMs);
-  EXPECT_THAT(bob->Take(), HasSubstr("Carol leaves north."));
-  world.Do("Alice", "say three");
-  advance(kPulseMs);
-  EXPECT_THAT(bob->Take(), IsEmpty());
-  advance(limits::kZoneHeartbeatMs - kPulseMs);
-  EXPECT_THAT(bob->Take(), HasSubstr("'three'"));
+  for (auto& listener : listeners) EXPECT_THAT(listener->Take(), HasSubstr("'one'"));
+
+  // A say is heard by each listener once, at its slice: all within one heartbeat period, at
+  // more than one instant, and not all at the pulse a small room would have had.
+  world.Do("Alice", "say two");
+  constexpr int64_t kStepMs = 10;
+  std::vector<int64_t> heard_at(listeners.size(), -1);
+  std::vector<int> deliveries_before;
+  for (auto& listener : listeners) deliveries_before.push_back(listener->deliveries);
+  for (int64_t waited = kStepMs; waited <= limits::kZoneHeartbeatMs; waited += kStepMs) {
+    advance(kStepMs);
+    for (size_t i = 0; i < listeners.size(); ++i) {
+      if (heard_at[i] < 0 && listeners[i]->Take().find("'two'") != std::string::npos) {
+        heard_at[i] = waited;
+      }
+    }
+  }
+  std::set<int64_t> instants;
+  for (size_t i = 0; i < listeners.size(); ++i) {
+    EXPECT_GE(heard_at[i], 0) << names[i] << " did not hear it within a heartbeat";
+    EXPECT_EQ(listeners[i]->deliveries, deliveries_before[i] + 1) << names[i];
+    instants.insert(heard_at[i]);
+  }
+  EXPECT_GE(instants.size(), 2u) << "the crowd was flushed all at once";
+
+  // All but Bob walk away and fall quiet: once a whole heartbeat's slices reach fewer than the
+  // crowd, the pulse comes back.
+  for (size_t i = 1; i < names.size(); ++i) world.Do(names[i], "north");
+  advance(3 * limits::kZoneHeartbeatMs);
+  listeners[0]->Take();
   world.Do("Alice", "say four");
   advance(kPulseMs);
-  EXPECT_THAT(bob->Take(), HasSubstr("'four'"));
+  EXPECT_THAT(listeners[0]->Take(), HasSubstr("'four'"));
 }
 
 TEST(OutputPulseOffTest, WithoutAPulseEveryoneHearsAtTheEndOfTheBatch) {

@@ -77,8 +77,7 @@ void Zone::FlushAfterBatch() {
     return;
   }
   core_->FlushUrgent();
-  if (pulse_scheduled_ || !core_->has_deferred_output()) return;
-  if (core_->last_flush_players() >= deps_.output_pulse_crowd_players) return;
+  if (crowded_ || pulse_scheduled_ || !core_->has_deferred_output()) return;
   const Instant pulse_at = deps_.clock->Now() + Millis(deps_.output_pulse_ms);
   // The heartbeat flushes everyone too: a pulse just before it would only make it late.
   if (pulse_at + Millis(kPulseHeartbeatGapMs) >= next_heartbeat_) return;
@@ -88,8 +87,51 @@ void Zone::FlushAfterBatch() {
 
 void Zone::OutputPulse() {
   pulse_scheduled_ = false;
-  if (stopped_on_executor_) return;
+  if (stopped_on_executor_ || crowded_) return;
+  FlushEveryone();
+}
+
+void Zone::FlushEveryone() {
   core_->Flush();
+  crowded_ = core_->last_flush_players() >= deps_.output_pulse_crowd_players;
+  if (crowded_) {
+    // Counts as the crowd's last period, which the next heartbeat judges.
+    crowd_period_players_ = core_->last_flush_players();
+    crowd_next_slice_ = limits::kCrowdFlushSlices;
+  }
+}
+
+void Zone::FlushAtHeartbeat(Instant deadline) {
+  if (deps_.output_pulse_ms <= 0) return core_->Flush();
+  if (crowded_) {
+    // Slices the last period did not reach (the zone fell behind) go now: nobody's output
+    // waits past a heartbeat, however late the zone runs.
+    while (crowd_next_slice_ < limits::kCrowdFlushSlices) FlushNextCrowdSlice();
+    crowded_ = crowd_period_players_ >= deps_.output_pulse_crowd_players;
+  }
+  if (!crowded_) return FlushEveryone();  // the crowd has thinned: pulses come back
+  ++crowd_period_;
+  crowd_period_players_ = 0;
+  crowd_next_slice_ = 0;
+  FlushCrowdSlice(crowd_period_, deadline);
+}
+
+void Zone::FlushNextCrowdSlice() {
+  crowd_period_players_ += core_->FlushSlice(crowd_next_slice_++, limits::kCrowdFlushSlices);
+}
+
+void Zone::FlushCrowdSlice(uint64_t period, Instant deadline) {
+  // A slice left over from an earlier period was flushed when the next heartbeat came.
+  if (stopped_on_executor_ || period != crowd_period_) return;
+  if (crowd_next_slice_ >= limits::kCrowdFlushSlices) return;
+  FlushNextCrowdSlice();
+  if (crowd_next_slice_ == limits::kCrowdFlushSlices) return;
+  const Instant at =
+      deadline + Millis(limits::kZoneHeartbeatMs * static_cast<int64_t>(crowd_next_slice_) /
+                        static_cast<int64_t>(limits::kCrowdFlushSlices));
+  executor_->PostAt(at, [self = shared_from_this(), period, deadline] {
+    self->FlushCrowdSlice(period, deadline);
+  });
 }
 
 size_t Zone::inbox_depth() const {
@@ -118,7 +160,7 @@ void Zone::Heartbeat(Instant deadline) {
   double lag_ms = std::chrono::duration<double, std::milli>(now - deadline).count();
   tick_lag_ms_->Observe(lag_ms < 0 ? 0 : lag_ms);
   core_->Heartbeat();
-  core_->Flush();
+  FlushAtHeartbeat(deadline);
   // Keep the schedule anchored to the original deadlines; when more than a few beats behind,
   // skip the missed ones rather than firing them back to back.
   Instant next = deadline + Millis(limits::kZoneHeartbeatMs);

@@ -780,6 +780,24 @@ void ZoneCore::Flush() {
   FlushUrgent();
 }
 
+size_t ZoneCore::FlushSlice(size_t slice, size_t slices) {
+  size_t players = 0;
+  size_t kept = 0;
+  for (uint64_t id : dirty_players_) {
+    if (id % slices != slice) {
+      dirty_players_[kept++] = id;
+      continue;
+    }
+    Actor* actor = FindActor(id);
+    if (actor != nullptr && actor->is_player && actor->dirty && FlushPlayer(*actor)) ++players;
+  }
+  dirty_players_.resize(kept);
+  // An over-count at worst (ids of players who left, or were flushed with a reply meanwhile).
+  dirty_count_ = static_cast<int64_t>(kept);
+  FlushUrgent();
+  return players;
+}
+
 void ZoneCore::FlushUrgent() {
   for (uint64_t id : urgent_players_) {
     Actor* actor = FindActor(id);

@@ -130,6 +130,9 @@ class ZoneCore final : public ScriptHost {
   // Flushes the players who acted in this batch (their command's reply, the room they
   // arrived in) and ends the batch; everyone else's output waits for Flush().
   void FlushUrgent();
+  // Flushes the players in `slice` (of `slices`, by actor id) and ends the batch as
+  // FlushUrgent() does; the others' output keeps waiting. Returns how many were given text.
+  size_t FlushSlice(size_t slice, size_t slices);
   // Whether some player has output that FlushUrgent() left for the next Flush().
   // May say yes for a player who left the zone with output pending; Flush() then sends none.
   bool has_deferred_output() const { return dirty_count_ > 0; }

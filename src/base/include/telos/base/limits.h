@@ -28,9 +28,12 @@ inline constexpr int64_t kZoneHeartbeatMs = 250;
 // so a busy room costs each listener a few writes a second instead of one per line.
 inline constexpr int64_t kOutputPulseMsDefault = 100;
 inline constexpr int64_t kOutputPulseMsMax = 1'000;
-// A zone whose last flush wrote to this many players or more skips its pulses and flushes at
-// the heartbeat only (4 a second, Diku's pace): in a crowd each pulse is hundreds of writes.
+// A zone whose last flush wrote to this many players or more skips its pulses: each player's
+// waiting output goes out once a heartbeat (4 a second, Diku's pace), in a crowd each pulse being
+// hundreds of writes. The players are flushed in this many slices spread over the heartbeat, so
+// a crowd's writes do not all queue at once ahead of someone's reply.
 inline constexpr size_t kOutputPulseCrowdPlayersDefault = 256;
+inline constexpr size_t kCrowdFlushSlices = 5;
 inline constexpr size_t kRoomPlayersListedMax = 20;  // a room's look names this many players
 inline constexpr int64_t kCharacterSaveIntervalMs = 60'000;  // periodic save while playing
 

@@ -9,8 +9,11 @@
 // as soon as the batch ends; everyone else's waits for the next output pulse
 // (ZoneDeps::output_pulse_ms) or heartbeat, so a listener in a busy room receives one write
 // per pulse rather than one per line; when the heartbeat comes first, it flushes them instead.
-// A crowded zone (its last flush wrote to output_pulse_crowd_players or more) skips the pulse
-// and flushes at the heartbeat alone, until a flush reaches fewer.
+// A crowded zone (its last flush wrote to output_pulse_crowd_players or more) skips the pulse:
+// each player's waiting output goes out once per heartbeat, the players in
+// limits::kCrowdFlushSlices slices (by actor id) spread evenly over the heartbeat period, until
+// a whole period's slices reach fewer. Nobody waits longer than at the heartbeat alone, and a
+// crowd's writes reach the sockets in small bursts rather than one large one.
 // With output_pulse_ms 0 every player's output is flushed at the end of every batch.
 //
 // The heartbeat (limits::kZoneHeartbeatMs) is scheduled on the executor with PostAt; it drives
@@ -157,6 +160,13 @@ class Zone : public std::enable_shared_from_this<Zone> {
   // Ends a batch: flushes who acted, and schedules the pulse for everyone else's output.
   void FlushAfterBatch();
   void OutputPulse();
+  // Flushes every player and judges from it whether the zone is crowded.
+  void FlushEveryone();
+  // The heartbeat's flush: everyone, or in a crowd the first slice, the rest following through
+  // the period.
+  void FlushAtHeartbeat(Instant deadline);
+  void FlushCrowdSlice(uint64_t period, Instant deadline);
+  void FlushNextCrowdSlice();
 
   const std::string id_;
   std::shared_ptr<Executor> executor_;
@@ -165,7 +175,13 @@ class Zone : public std::enable_shared_from_this<Zone> {
   prometheus::Histogram* tick_lag_ms_ = nullptr;
   bool stopped_on_executor_ = false;  // executor only
   bool pulse_scheduled_ = false;      // executor only
-  Instant next_heartbeat_{};          // executor only
+  // Executor only. A crowded zone flushes in slices and sends no pulses; a period is one
+  // heartbeat's slices, and the players they gave text to decide whether the crowd remains.
+  bool crowded_ = false;
+  uint64_t crowd_period_ = 0;
+  size_t crowd_next_slice_ = limits::kCrowdFlushSlices;
+  size_t crowd_period_players_ = 0;
+  Instant next_heartbeat_{};  // executor only
 
   mutable std::mutex inbox_mu_;  // guards the inbox only; never held while running a message
   std::vector<std::function<void(ZoneCore&)>> inbox_;
