@@ -4,7 +4,10 @@
 // the targets. Each bot connects, logs in to its account (creating the account and a character
 // when they do not exist yet), then acts every think_ms (+-50% jitter) with a behaviour drawn
 // from the mix, and measures each command's round trip: the time from sending the line to the
-// first bytes that come back. After the ramp the swarm measures a steady window of duration_s
+// first bytes that come back. A telnet bot does not read while it thinks: what others say
+// meanwhile waits in the kernel (which is asked not to wake the client for it) and is dropped
+// before the next command, so ten thousand bots cost the client little more than their own
+// commands. After the ramp the swarm measures a steady window of duration_s
 // seconds, reads the server's /metrics before and after it (tick lag over that window,
 // occupancy) and, given a pid, the server's CPU time and resident memory from /proc. Then every
 // bot quits and Run() returns the report and a per-second series.
