@@ -513,6 +513,7 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
           // The arrival is gone from there: the placement record says where the character is.
           session.zone_hint.clear();
           session.attaching_by_token = false;
+          session.routing_since = clock_.Now();  // waiting for an owner starts now, not at login
           reroute = true;
         }
       }

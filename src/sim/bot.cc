@@ -153,7 +153,9 @@ asio::awaitable<void> Bot::Sleep(Instant deadline) {
   while (!stop_ && !closed_ && context_.clock.Now() < deadline) co_await Wait(deadline);
   if (reader_rests_ && !closed_) {
     // Dropped before the next command goes out, so none of it passes for that command's reply.
-    if (!transport_->EndRest().ok()) {
+    // Rest() ended the reader's pending read, so it has parked by now (a sleep lasts half a
+    // second at least); if it has not, what arrived is left to its read.
+    if (!transport_->EndRest(reader_parked_).ok()) {
       closed_ = true;
       transport_->Close();  // the reader's read (if any) ends and counts the disconnect
     }
@@ -207,7 +209,9 @@ asio::awaitable<void> Bot::ReadLoop() {
   while (true) {
     while (reader_rests_ && !stop_ && !context_.stopping) {
       reader_wake_.expires_at(asio::steady_timer::time_point::max());
+      reader_parked_ = true;
       (void)co_await reader_wake_.async_wait(kTuple);
+      reader_parked_ = false;
     }
     Result<std::string> text = co_await transport_->Read();
     if (!text.ok()) break;

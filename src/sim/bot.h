@@ -172,9 +172,10 @@ class Bot {
   bool quitting_ = false;
   bool reader_done_ = true;
   bool awaiting_reply_ = false;
-  bool sleeping_ = false;      // in Sleep(): text arriving is dropped without waking the bot
-  bool reader_rests_ = false;  // in Sleep() over a transport that can Rest()
-  std::string consumed_;       // what the last successful Expect() consumed
+  bool sleeping_ = false;       // in Sleep(): text arriving is dropped without waking the bot
+  bool reader_rests_ = false;   // in Sleep() over a transport that can Rest()
+  bool reader_parked_ = false;  // the reader waits out the rest with no read pending
+  std::string consumed_;        // what the last successful Expect() consumed
   bool replied_ = false;
   bool counted_ = false;      // the exchange in flight is the mix's
   bool owes_spread_ = false;  // counted in spreading_now until DoneSpreading()

@@ -27,6 +27,8 @@ class TelnetTransport final : public Transport {
 
   asio::awaitable<Result<std::string>> Read() override {
     auto [ec, n] = co_await socket_.async_read_some(asio::buffer(buffer_), kTuple);
+    // Cancelled by Rest() (or by Close(), which the next read then reports).
+    if (ec == asio::error::operation_aborted) co_return std::string();
     if (ec) co_return Status::Unavailable("read: " + ec.message());
     events_.clear();
     decoder_.Feed(std::string_view(buffer_.data(), n), events_);
@@ -55,12 +57,16 @@ class TelnetTransport final : public Transport {
     // send nor this client a wake-up.
     boost::system::error_code ignored;
     socket_.set_option(asio::socket_base::receive_low_watermark(kRestLowWatermarkBytes), ignored);
+    // The read pending since the last reply ends, so the bot's reader can park and EndRest()
+    // can drop what arrives with no read sharing its buffer.
+    socket_.cancel(ignored);
   }
 
-  Status EndRest() override {
+  Status EndRest(bool drop_arrived) override {
     boost::system::error_code ec;
     socket_.set_option(asio::socket_base::receive_low_watermark(1), ec);
-    if (!ec) socket_.non_blocking(true, ec);
+    if (!drop_arrived) return ec ? Status::Unavailable("read: " + ec.message()) : Status::Ok();
+    socket_.non_blocking(true, ec);
     while (!ec) {
       const size_t n = socket_.read_some(asio::buffer(buffer_), ec);
       if (ec) break;

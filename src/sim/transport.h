@@ -34,11 +34,14 @@ class Transport {
   // Read() pending all the time instead.
   virtual bool can_rest() const = 0;
   // The bot will not read for a while (no Read() is started until EndRest()): what arrives
-  // meanwhile waits in the kernel, which is asked not to wake the client for it.
+  // meanwhile waits in the kernel, which is asked not to wake the client for it. A pending
+  // Read() ends at once with "" (or with what it had already read).
   virtual void Rest() = 0;
-  // Ends a Rest(): reads and drops whatever arrived meanwhile, without waiting. kUnavailable
-  // once the connection is closed. May run while a Read() begun before the Rest() is pending.
-  virtual Status EndRest() = 0;
+  // Ends a Rest(). With `drop_arrived` (only when no Read() is pending: the read and the drop
+  // would share a buffer) it reads and drops whatever arrived meanwhile, without waiting;
+  // kUnavailable once the connection is closed. A resting bot's chatter is bounded by the think
+  // time: the server sheds a client whose unread output passes its per-session limit.
+  virtual Status EndRest(bool drop_arrived) = 0;
   // Closes the socket at once; a pending Read() then fails.
   virtual void Close() = 0;
 };

@@ -70,7 +70,7 @@ class WebSocketTransport final : public Transport {
 
   bool can_rest() const override { return false; }
   void Rest() override {}
-  Status EndRest() override { return Status::FailedPrecondition("read frame by frame"); }
+  Status EndRest(bool) override { return Status::FailedPrecondition("read frame by frame"); }
 
   void Close() override {
     boost::system::error_code ignored;
