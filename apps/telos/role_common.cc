@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <boost/asio/post.hpp>
 
 #include <csignal>
@@ -36,6 +37,11 @@ net::HttpServerOptions HttpOptions(const FrontDoorSettings& s) {
   return options;
 }
 
+// Names show in top -H, perf and /proc, so an operator can tell socket work from zone work.
+void NameThisThread(const char* name) {
+  pthread_setname_np(pthread_self(), name);  // at most 15 characters
+}
+
 }  // namespace
 
 std::shared_ptr<const world::Pack> LoadPackOrReport(const std::string& dir, const char* program) {
@@ -60,8 +66,18 @@ RoleThreads::~RoleThreads() {
 }
 
 void RoleThreads::Run(int64_t io_threads, int64_t zone_threads) {
-  for (int64_t i = 0; i < io_threads; ++i) threads_.emplace_back([this] { io_.run(); });
-  for (int64_t i = 0; i < zone_threads; ++i) threads_.emplace_back([this] { zone_io_.run(); });
+  for (int64_t i = 0; i < io_threads; ++i) {
+    threads_.emplace_back([this] {
+      NameThisThread("telos-io");
+      io_.run();
+    });
+  }
+  for (int64_t i = 0; i < zone_threads; ++i) {
+    threads_.emplace_back([this] {
+      NameThisThread("telos-zone");
+      zone_io_.run();
+    });
+  }
 }
 
 void RoleThreads::Join() {
