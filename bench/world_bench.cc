@@ -85,10 +85,12 @@ class NullPorts final : public CharacterPersistence, public MailPort, public Pas
   }
 };
 
-// One zone with `players` players standing in `room`, driven by hand.
+// One zone with `players` players standing in `room`, driven by hand. `output_pulse_ms` 0 flushes
+// after every batch; the server's default holds broadcasts for the pulse or, in a crowd, the
+// heartbeat.
 class Bench {
  public:
-  Bench() {
+  explicit Bench(int64_t output_pulse_ms = 0) {
     std::random_device device;
     dir_ = fs::temp_directory_path() / ("telos_world_bench_" + std::to_string(device()));
     fs::create_directories(dir_ / "zones");
@@ -101,6 +103,7 @@ class Bench {
     pack_ = std::make_shared<const Pack>(std::move(pack).value());
     logger_ = std::make_unique<Logger>("bench", LogLevel::kError);
     ZoneDeps deps{&clock_, logger_.get(), &metrics_, &ports_, &ports_, &ports_, nullptr};
+    deps.output_pulse_ms = output_pulse_ms;
     host_ = std::make_unique<WorldHost>(
         pack_, deps,
         [this](const std::string&) {
@@ -199,6 +202,25 @@ void BM_SayInACrowdedRoom(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * (players - 1));
 }
 BENCHMARK(BM_SayInACrowdedRoom)->Arg(50)->Arg(500);
+
+// A crowd as `telos serve` runs it: ten of `players` speak, each in a batch of their own, and the
+// heartbeat delivers what everyone heard since the last one. items/s = lines delivered.
+void BM_ChatterInACrowdUntilTheHeartbeat(benchmark::State& state) {
+  Bench bench(limits::kOutputPulseMsDefault);
+  const int players = static_cast<int>(state.range(0));
+  constexpr int kSpeakers = 10;
+  bench.AddPlayers(players, "hall", false);
+  bench.Beat();
+  for (auto _ : state) {
+    for (int i = 0; i < kSpeakers; ++i) {
+      bench.Submit("P" + std::to_string(i), "say Has anyone seen the lamplighter?");
+      bench.executor().RunReady();
+    }
+    bench.Beat();
+  }
+  state.SetItemsProcessed(state.iterations() * kSpeakers * (players - 1));
+}
+BENCHMARK(BM_ChatterInACrowdUntilTheHeartbeat)->Arg(500)->Arg(2000);
 
 }  // namespace
 }  // namespace telos::world
