@@ -66,18 +66,16 @@ RoleThreads::~RoleThreads() {
 }
 
 void RoleThreads::Run(int64_t io_threads, int64_t zone_threads) {
-  for (int64_t i = 0; i < io_threads; ++i) {
-    threads_.emplace_back([this] {
-      NameThisThread("telos-io");
-      io_.run();
-    });
-  }
-  for (int64_t i = 0; i < zone_threads; ++i) {
-    threads_.emplace_back([this] {
-      NameThisThread("telos-zone");
-      zone_io_.run();
-    });
-  }
+  const auto spawn = [this](int64_t count, const char* name, boost::asio::io_context& loop) {
+    for (int64_t i = 0; i < count; ++i) {
+      threads_.emplace_back([name, &loop] {
+        NameThisThread(name);
+        loop.run();
+      });
+    }
+  };
+  spawn(io_threads, "telos-io", io_);
+  spawn(zone_threads, "telos-zone", zone_io_);
 }
 
 void RoleThreads::Join() {

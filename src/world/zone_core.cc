@@ -769,15 +769,7 @@ bool ZoneCore::FlushPlayer(Actor& actor) {
 }
 
 void ZoneCore::Flush() {
-  size_t players = 0;
-  for (uint64_t id : dirty_players_) {
-    Actor* actor = FindActor(id);
-    if (actor != nullptr && actor->is_player && actor->dirty && FlushPlayer(*actor)) ++players;
-  }
-  last_flush_players_ = players;
-  dirty_players_.clear();
-  dirty_count_ = 0;  // any left were removed from the zone with their output
-  FlushUrgent();
+  last_flush_players_ = FlushSlice(0, 1);  // one slice holds everyone
 }
 
 size_t ZoneCore::FlushSlice(size_t slice, size_t slices) {
