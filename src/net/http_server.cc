@@ -291,8 +291,8 @@ void HttpServer::Handle(std::string path, HttpHandler handler, std::vector<std::
 
 void HttpServer::HandleWebSocket(std::string path, TerminalHandlerFactory factory,
                                  const Clock& clock, WebSocketOptions options) {
-  impl_->websocket_routes[std::move(path)] =
-      WebSocketRoute{std::move(factory), &clock, std::move(options)};
+  impl_->websocket_routes[std::move(path)] = WebSocketRoute{
+      std::move(factory), &clock, std::move(options), StrandRelay::Create(impl_->io)};
 }
 
 Result<uint16_t> HttpServer::Start() {

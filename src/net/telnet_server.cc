@@ -9,8 +9,8 @@
 #include <mutex>
 #include <set>
 
-#include "dispatch.h"
 #include "input_limiter.h"
+#include "strand_relay.h"
 
 namespace telos::net {
 namespace {
@@ -38,6 +38,7 @@ struct TelnetServer::Impl : std::enable_shared_from_this<TelnetServer::Impl> {
         log(log_in),
         acceptor(asio::make_strand(io_in)),
         write_watch(acceptor.get_executor()),
+        relay(StrandRelay::Create(io_in)),
         connections_gauge(metrics.Gauge("telnet_connections", "Open telnet connections")),
         accepted_total(metrics.Counter("telnet_accepted_total", "Telnet connections accepted")),
         refused_total(metrics.Counter("telnet_refused_total",
@@ -59,7 +60,8 @@ struct TelnetServer::Impl : std::enable_shared_from_this<TelnetServer::Impl> {
   const Clock& clock;
   Logger& log;
   tcp::acceptor acceptor;
-  asio::steady_timer write_watch;  // WatchWrites' timer, on the acceptor's strand
+  asio::steady_timer write_watch;            // WatchWrites' timer, on the acceptor's strand
+  const std::shared_ptr<StrandRelay> relay;  // carries other threads' output onto sessions
   prometheus::Gauge& connections_gauge;
   prometheus::Counter& accepted_total;
   prometheus::Counter& refused_total;
@@ -82,6 +84,7 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
       : server_(std::move(server)),
         socket_(std::move(socket)),
         idle_timer_(socket_.get_executor()),
+        relay_lane_(server_->relay->AssignLane()),
         address_(std::move(address)),
         protocol_(server_->options.line_bytes_max, server_->options.mssp),
         limiter_(server_->options.input_lines_per_second, server_->options.input_lines_burst,
@@ -149,7 +152,8 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
  private:
   template <typename F>
   void OnStrand(F&& f) {
-    DispatchKeepingAlive(socket_.get_executor(), shared_from_this(), std::forward<F>(f));
+    RelayKeepingAlive(*server_->relay, relay_lane_, socket_.get_executor(), shared_from_this(),
+                      std::forward<F>(f));
   }
 
   asio::awaitable<void> ReadLoop() {
@@ -317,6 +321,7 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
   std::shared_ptr<TelnetServer::Impl> server_;
   tcp::socket socket_;
   asio::steady_timer idle_timer_;
+  const size_t relay_lane_;
   const std::string address_;
   TelnetConnection protocol_;
   std::unique_ptr<TerminalHandler> handler_;

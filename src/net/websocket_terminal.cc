@@ -7,8 +7,8 @@
 #include <deque>
 #include <mutex>
 
-#include "dispatch.h"
 #include "input_limiter.h"
+#include "strand_relay.h"
 #include "telos/net/text.h"
 
 namespace telos::net {
@@ -50,6 +50,8 @@ class WebSocketTerminal final : public Terminal,
                     Logger& log)
       : ws_(std::move(stream)),
         route_(route),
+        relay_(route.relay),
+        relay_lane_(relay_->AssignLane()),
         log_(log),
         limiter_(route.options.input_lines_per_second, route.options.input_lines_burst,
                  route.clock->Now()),
@@ -131,7 +133,8 @@ class WebSocketTerminal final : public Terminal,
 
   template <typename F>
   void OnStrand(F&& f) {
-    DispatchKeepingAlive(ws_.get_executor(), shared_from_this(), std::forward<F>(f));
+    RelayKeepingAlive(*relay_, relay_lane_, ws_.get_executor(), shared_from_this(),
+                      std::forward<F>(f));
   }
 
   asio::awaitable<void> ReadLoop() {
@@ -287,6 +290,8 @@ class WebSocketTerminal final : public Terminal,
 
   websocket::stream<beast::tcp_stream> ws_;
   const WebSocketRoute& route_;
+  const std::shared_ptr<StrandRelay> relay_;
+  const size_t relay_lane_;
   Logger& log_;
   InputRateLimiter limiter_;
   Instant last_input_;

@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include "strand_relay.h"
 #include "telos/base/clock.h"
 #include "telos/base/log.h"
 #include "telos/net/http_server.h"
@@ -21,6 +22,7 @@ struct WebSocketRoute {
   TerminalHandlerFactory factory;
   const Clock* clock = nullptr;
   WebSocketOptions options;
+  std::shared_ptr<StrandRelay> relay;  // carries other threads' output onto the connections
 };
 
 // `set_closer` receives a function that closes the socket at once; HttpServer::Stop calls it on
