@@ -92,7 +92,7 @@ void StrandRelay::Drain(size_t lane) {
 
 void StrandRelay::Abandon(size_t lane) {
   Lane& l = lanes_[lane % kLanes];
-  std::vector<Task> dropped;
+  std::vector<Task> dropped;  // destroyed after the lock: it may hold the last of a connection
   {
     std::lock_guard lock(l.mu);
     dropped.swap(l.pending);
