@@ -148,6 +148,20 @@ TEST_F(OutputPulseTest, AFloodBetweenPulsesIsCutAtTheCapWithOneNotice) {
   EXPECT_EQ(bob_->Take(), "Alice says, 'after'\n");
 }
 
+TEST_F(OutputPulseTest, AFloodOfChatterDoesNotCutTheListenersOwnReply) {
+  const auto cap = static_cast<int>(limits::kOutputLinesPerFlushMax);
+  for (int i = 0; i < cap + 50; ++i) world_->Do("Alice", "say line " + std::to_string(i));
+  const std::string seen = world_->Do("Bob", "look");
+  EXPECT_THAT(seen, HasSubstr("'line " + std::to_string(cap - 1) + "'"));
+  EXPECT_THAT(seen, Not(HasSubstr("'line " + std::to_string(cap) + "'")));
+  const size_t notice = seen.find("[output truncated]");
+  ASSERT_NE(notice, std::string::npos);
+  EXPECT_EQ(seen.find("[output truncated]", notice + 1), std::string::npos);
+  // The reply follows the cut chatter, whole.
+  EXPECT_LT(notice, seen.find("Bright Atrium"));
+  EXPECT_THAT(seen, HasSubstr("[Exits: "));
+}
+
 TEST(OutputPulseCrowdTest, ACrowdHearsOncePerHeartbeatInSlicesUntilItThins) {
   TempDir dir;
   testing::WriteSmallPack(dir);

@@ -533,7 +533,9 @@ void ZoneCore::Command(const std::string& key, const std::string& line, int hops
     deps_.router->Forward(key, line, hops);
     return;
   }
+  replying_to_ = actor->id;
   Dispatch(*actor, line);
+  replying_to_ = 0;
   MarkUrgent(*actor);
 }
 
@@ -635,12 +637,20 @@ void ZoneCore::Send(Actor& actor, std::string_view line) {
 
 void ZoneCore::AddLine(Actor& actor, std::string_view rendered) {
   PlayerOutput& out = actor.pending;
-  // Past the cap a flush ends with one notice; the rest of the flood is never copied.
-  if (out.line_count >= limits::kOutputLinesPerFlushMax) {
-    if (out.line_count == limits::kOutputLinesPerFlushMax) out.AddLine("[output truncated]");
+  // Past the cap a flush carries one notice; the rest of the flood is never copied. What
+  // answers the player's own command counts against a cap of its own: however much others
+  // said, the player sees what they did.
+  const bool reply = actor.id == replying_to_;
+  const size_t counted = reply ? out.reply_line_count : out.line_count - out.reply_line_count;
+  if (counted >= limits::kOutputLinesPerFlushMax) {
+    if (counted == limits::kOutputLinesPerFlushMax) {
+      out.AddLine("[output truncated]");
+      if (reply) ++out.reply_line_count;
+    }
     return;
   }
   out.AddLine(rendered);
+  if (reply) ++out.reply_line_count;
   MarkDirty(actor);
 }
 

@@ -288,7 +288,8 @@ class ZoneCore final : public ScriptHost {
   // Players whose output waits, in the order they got some; may also hold ids already flushed
   // (skipped by Flush), which is cheaper than removing them after every batch.
   std::vector<uint64_t> dirty_players_;
-  int64_t dirty_count_ = 0;  // actors with dirty set
+  int64_t dirty_count_ = 0;   // actors with dirty set
+  uint64_t replying_to_ = 0;  // the player whose command is running, whose lines are a reply
   size_t last_flush_players_ = 0;
   std::vector<uint64_t> urgent_players_;
   std::map<std::string, FlagValue, std::less<>> flags_;

@@ -35,6 +35,9 @@ struct OutputEvent {
 struct PlayerOutput {
   std::string text;
   size_t line_count = 0;
+  // Of line_count, the lines that answered the player's own commands: the zone caps these
+  // apart from what others' doings add, so a flood of chatter cannot cut a reply.
+  size_t reply_line_count = 0;
   std::vector<OutputEvent> events;
   // The character left the world (quit): the gate should close or return to its menu.
   bool disconnect = false;
