@@ -24,7 +24,11 @@ prometheus::Counter& Metrics::Counter(const std::string& name, const std::string
 
 prometheus::Gauge& Metrics::Gauge(const std::string& name, const std::string& help,
                                   const MetricLabels& labels) {
-  return prometheus::BuildGauge().Name(Prefixed(name)).Help(help).Register(*registry_).Add(labels);
+  prometheus::Gauge& gauge =
+      prometheus::BuildGauge().Name(Prefixed(name)).Help(help).Register(*registry_).Add(labels);
+  std::lock_guard lock(gauge_holders_mu_);
+  ++gauge_holders_[&gauge];
+  return gauge;
 }
 
 prometheus::Histogram& Metrics::Histogram(const std::string& name, const std::string& help,
@@ -38,6 +42,12 @@ prometheus::Histogram& Metrics::Histogram(const std::string& name, const std::st
 }
 
 void Metrics::RemoveGauge(const std::string& name, prometheus::Gauge& gauge) {
+  {
+    std::lock_guard lock(gauge_holders_mu_);
+    auto holder = gauge_holders_.find(&gauge);
+    if (holder != gauge_holders_.end() && --holder->second > 0) return;  // still written to
+    if (holder != gauge_holders_.end()) gauge_holders_.erase(holder);
+  }
   prometheus::BuildGauge().Name(Prefixed(name)).Register(*registry_).Remove(&gauge);
 }
 

@@ -36,5 +36,17 @@ TEST(MetricsTest, RemovedGaugeDisappears) {
   EXPECT_EQ(metrics.RenderText().find("zone=\"crypt\""), std::string::npos);
 }
 
+TEST(MetricsTest, AGaugeHeldTwiceStaysUntilBothHoldersRemoveIt) {
+  Metrics metrics;
+  auto& first = metrics.Gauge("zone_occupancy", "Players in a zone", {{"zone", "crypt"}});
+  auto& second = metrics.Gauge("zone_occupancy", "Players in a zone", {{"zone", "crypt"}});
+  ASSERT_EQ(&first, &second);
+  second.Set(3);
+  metrics.RemoveGauge("zone_occupancy", first);
+  EXPECT_NE(metrics.RenderText().find("telos_zone_occupancy{zone=\"crypt\"} 3"), std::string::npos);
+  metrics.RemoveGauge("zone_occupancy", second);
+  EXPECT_EQ(metrics.RenderText().find("zone=\"crypt\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace telos

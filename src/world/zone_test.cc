@@ -225,6 +225,10 @@ TEST_F(ZoneTest, ZonesStartAndStopAtRuntime) {
   ASSERT_TRUE(world_->host->StartZone("town").ok());
   world_->Run();
   EXPECT_THAT(world_->Do("Alice", "east"), HasSubstr("Market Square"));
+  // The stopped town lived on until its pending heartbeat ran; letting it go leaves the new
+  // town's gauge in place.
+  world_->Beat();
+  EXPECT_THAT(world_->metrics.RenderText(), HasSubstr("telos_zone_occupancy{zone=\"town\"} 1"));
   EXPECT_EQ(world_->host->StartZone("town").code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(world_->host->StartZone("atlantis").code(), StatusCode::kNotFound);
 }

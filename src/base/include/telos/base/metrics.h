@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,9 @@ class Metrics {
   prometheus::Histogram& Histogram(const std::string& name, const std::string& help,
                                    const std::vector<double>& bounds,
                                    const MetricLabels& labels = {});
-  // Drops one labelled series (a torn-down zone's gauge, say).
+  // Drops one labelled series (a torn-down zone's gauge, say) once every Gauge() call that
+  // returned it has been matched by a RemoveGauge: a zone started again under the same id
+  // shares the series with its old self, which may be destroyed after the new one started.
   void RemoveGauge(const std::string& name, prometheus::Gauge& gauge);
 
   // Everything registered, in Prometheus text exposition format 0.0.4.
@@ -50,6 +53,8 @@ class Metrics {
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
+  std::mutex gauge_holders_mu_;
+  std::map<const prometheus::Gauge*, int> gauge_holders_;  // Gauge() calls not yet removed
 };
 
 }  // namespace telos
