@@ -6,6 +6,7 @@
 #include <set>
 
 #include "telos/account/names.h"
+#include "telos/base/assert.h"
 #include "telos/net/text.h"
 #include "telos/world/character_state.h"
 
@@ -52,7 +53,11 @@ struct Gate::Shared {
         commands_total(metrics.Counter("commands_total", "Lines relayed to the world")),
         errors_total(metrics.Counter("gate_errors_total", "Session steps that failed")) {}
 
+  // O(1): called on every login, quit and hang-up, so it must not walk the bindings.
   void UpdateGauges();  // REQUIRES: mu held
+  // Counts `binding` link-dead, or no longer; each is a no-op when already so.
+  void CountLinkDead(PlayerBinding& binding);  // REQUIRES: mu held
+  void CountResumed(PlayerBinding& binding);   // REQUIRES: mu held
   // The character left the world (quit, or removed after its link-dead grace).
   void Departed(const std::string& name_key);
 
@@ -74,6 +79,7 @@ struct Gate::Shared {
   std::map<std::string, std::shared_ptr<PlayerBinding>> bindings;  // guarded by mu; by name key
   std::set<SessionCore*> sessions;                                 // guarded by mu
   std::set<std::string> claiming;  // guarded by mu; name keys being claimed for play
+  size_t link_dead_count = 0;      // guarded by mu; bindings counted link-dead
   bool shutting_down = false;      // guarded by mu
 };
 
@@ -125,14 +131,13 @@ class PlayerBinding final : public world::PlayerSink {
     retiring_ = true;
     return true;
   }
-  bool attached() const {
-    std::lock_guard lock(mu_);
-    return session_ != nullptr;
-  }
 
   const std::string& name_key() const { return name_key_; }
   const std::string& display_name() const { return display_name_; }
   int64_t account_id() const { return account_id_; }
+
+  // Whether Gate::Shared::link_dead_count counts this binding; guarded by the gate's mu.
+  bool counted_link_dead = false;
 
  private:
   const std::string name_key_;
@@ -214,23 +219,30 @@ class SessionCore final : public std::enable_shared_from_this<SessionCore> {
 void Gate::Shared::Departed(const std::string& name_key) {
   if (registrar != nullptr) registrar->Unregister(name_key);
   std::lock_guard lock(mu);
-  bindings.erase(name_key);
+  if (auto it = bindings.find(name_key); it != bindings.end()) {
+    CountResumed(*it->second);  // gone, so no longer link-dead either
+    bindings.erase(it);
+  }
   UpdateGauges();
 }
 
+void Gate::Shared::CountLinkDead(PlayerBinding& binding) {
+  if (binding.counted_link_dead) return;
+  binding.counted_link_dead = true;
+  ++link_dead_count;
+}
+
+void Gate::Shared::CountResumed(PlayerBinding& binding) {
+  if (!binding.counted_link_dead) return;
+  binding.counted_link_dead = false;
+  --link_dead_count;
+}
+
 void Gate::Shared::UpdateGauges() {
-  size_t playing = 0;
-  size_t link_dead = 0;
-  for (const auto& [key, binding] : bindings) {
-    if (binding->attached()) {
-      ++playing;
-    } else {
-      ++link_dead;
-    }
-  }
+  ASSERT(link_dead_count <= bindings.size(), "a link-dead count past the bindings");
   sessions_gauge.Set(static_cast<double>(sessions.size()));
-  playing_gauge.Set(static_cast<double>(playing));
-  link_dead_gauge.Set(static_cast<double>(link_dead));
+  playing_gauge.Set(static_cast<double>(bindings.size() - link_dead_count));
+  link_dead_gauge.Set(static_cast<double>(link_dead_count));
 }
 
 void PlayerBinding::Deliver(world::PlayerOutput output) {
@@ -510,6 +522,7 @@ bool SessionCore::ResumeIfOnline(const std::string& name_key) {
   login_timer_.cancel();
   {
     std::lock_guard lock(gate_->mu);
+    gate_->CountResumed(*binding);
     gate_->UpdateGauges();
   }
   terminal_->SendText("You take hold of " + binding->display_name() + " again.\n");
@@ -698,6 +711,7 @@ void SessionCore::OnClosed() {
   gate_->sessions.erase(this);
   if (binding && binding->Detach(this)) {
     // The character stays in the world, link-dead, until the timer takes it out.
+    gate_->CountLinkDead(*binding);
     gate_->log.Info("character link-dead", {{"character", binding->display_name()}});
     binding->StartLinkDeadTimer(
         std::chrono::milliseconds(gate_->options.link_dead_ms), [gate = gate_, binding] {
@@ -765,9 +779,7 @@ size_t Gate::sessions() const {
 
 size_t Gate::link_dead() const {
   std::lock_guard lock(shared_->mu);
-  size_t n = 0;
-  for (const auto& [key, binding] : shared_->bindings) n += binding->attached() ? 0 : 1;
-  return n;
+  return shared_->link_dead_count;
 }
 
 }  // namespace telos::gate

@@ -131,17 +131,22 @@ class ServeTest(unittest.TestCase):
         new_player(c, "linkdead", "Ghostly")
         walk(c, TO_TOWN)
         c.expect("The North Gate")
+        server.wait_metric("telos_gate_players", lambda v: v == 1)
         c.close()  # no quit: the character stays in the world, link-dead
         server.wait_log(lambda e: e.get("msg") == "character link-dead")
         status, body = server.http_get("/api/who")
         self.assertEqual(status, 200)
         self.assertIn('"name":"Ghostly"', body)
+        server.wait_metric("telos_gate_link_dead", lambda v: v == 1)
+        self.assertEqual(server.metric("telos_gate_players"), 0)
 
         c2 = Telnet(server.telnet_port)
         self.addCleanup(c2.close)
         log_in(c2, "linkdead")
         c2.expect("You take hold of Ghostly again.")
         c2.expect("The North Gate")
+        server.wait_metric("telos_gate_players", lambda v: v == 1)
+        self.assertEqual(server.metric("telos_gate_link_dead"), 0)
 
     def test_quit_then_hang_up_leaves_no_ghost(self):
         # The client sends quit and closes at once, before the world has answered: the
@@ -168,6 +173,9 @@ class ServeTest(unittest.TestCase):
             again = Telnet(server.telnet_port)
             self.addCleanup(again.close)
         self.assertNotIn("You take hold of", again.text)
+        # The hang-up may have counted the character link-dead before its quit went through.
+        server.wait_metric("telos_gate_players", lambda v: v == 1)
+        self.assertEqual(server.metric("telos_gate_link_dead"), 0)
 
     def test_link_dead_character_leaves_after_the_grace(self):
         server = self.start_server(TELOS_LINK_DEAD_MS=300)
@@ -179,6 +187,8 @@ class ServeTest(unittest.TestCase):
         while '"count":0' not in server.http_get("/api/who")[1]:
             self.assertLess(time.time(), deadline)
             time.sleep(0.05)
+        server.wait_metric("telos_gate_link_dead", lambda v: v == 0)
+        self.assertEqual(server.metric("telos_gate_players"), 0)
 
     def test_http_api_and_web_client(self):
         server = self.start_server()
