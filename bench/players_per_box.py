@@ -192,6 +192,13 @@ class TinyMuxServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def swarm_timeout_s(args, bots, spreading):
+    """How long one swarm may take: the ramp, the spreading (a step every 0.5-1 s, so at most
+    one second a step after the last login), the window, and a margin for quitting."""
+    return bots / args.ramp_per_second + (args.spread_steps if spreading else 0) + \
+        args.duration_s + 120
+
+
 def run_step(args, server_class, bots, mix, out_dir):
     """One server, one swarm run; returns a result row."""
     server = server_class(args.binary, bots)
@@ -208,11 +215,12 @@ def run_step(args, server_class, bots, mix, out_dir):
                str(args.duration_s), "--think-ms", str(args.think_ms), "--mix", mix,
                "--seed", "1", "--server-pid", str(server.proc.pid), "--report", report_path,
                "--csv", csv_path] + server.bots_args()
-        if args.spread_steps and server.name == "telos":
+        spreading = bool(args.spread_steps) and server.name == "telos"
+        if spreading:
             cmd += ["--spread-steps", str(args.spread_steps)]
         log("%s: %d bots: %s" % (server.name, bots, " ".join(cmd)))
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        timeout = bots / args.ramp_per_second + args.duration_s + 120
+        timeout = swarm_timeout_s(args, bots, spreading)
         subprocess.run(cmd, check=True, timeout=timeout, stdout=subprocess.DEVNULL,
                        preexec_fn=lambda: os.nice(args.bots_nice))
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -328,7 +336,12 @@ plot '{data}' using 1:2 with linespoints title 'RTT p50', \\
 def players_per_box(args, out_dir):
     rows = []
     for bots in args.steps:
-        row = run_step(args, TelosServer, bots, args.mix, out_dir)
+        try:
+            row = run_step(args, TelosServer, bots, args.mix, out_dir)
+        except subprocess.TimeoutExpired as e:
+            # A swarm that cannot finish is a failing step, not the end of the sweep's record.
+            log("telos %d bots: the swarm did not finish within %.0f s: FAIL" % (bots, e.timeout))
+            row = {"bots": bots, "pass": False, "timed_out_s": e.timeout}
         rows.append(row)
         if not row["pass"]:
             break
@@ -338,6 +351,10 @@ def players_per_box(args, out_dir):
              "| RSS | RSS/player | cmds/s | errors | drops | verdict |",
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
+        if "timed_out_s" in r:
+            lines.append("| %d | the swarm did not finish within %.0f s |%s **fail** |" % (
+                r["bots"], r["timed_out_s"], " |" * 10))
+            continue
         lines.append("| %d | %s | %s | %s | %s | %s cores | %s%% | %s MiB | %s KiB | %s | %d | %d | %s |" % (
             r["bots"], fmt(r["rtt_p50_ms"]), fmt(r["rtt_p95_ms"]), fmt(r["rtt_p99_ms"]),
             fmt(r["tick_lag_p99_ms"]), fmt(r["server_cpu_cores"], 3),
@@ -351,7 +368,8 @@ def players_per_box(args, out_dir):
         if best else ".")
     if passing and len(passing) == len(rows):
         summary += " Every step passed: the sweep stopped at its last step, not at a limit."
-    png = plot(out_dir, rows, "telos players per box: RTT and tick lag")
+    png = plot(out_dir, [r for r in rows if "timed_out_s" not in r],
+               "telos players per box: RTT and tick lag")
     return rows, lines, summary, png
 
 
