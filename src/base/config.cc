@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -197,6 +198,55 @@ Result<uint16_t> Config::Port(std::string_view variable, uint16_t fallback) cons
   auto n = Int(variable, fallback, 0, 65535);
   if (!n.ok()) return n.status();
   return static_cast<uint16_t>(*n);
+}
+
+Result<std::string> Config::Secret(std::string_view variable, std::string fallback) const {
+  const std::string file_variable = std::string(variable) + "_FILE";
+  const std::optional<Value> direct = Lookup(variable);
+  const std::optional<Value> file = Lookup(file_variable);
+  const bool has_direct = direct && !direct->text.empty();
+  const bool has_file = file && !file->text.empty();
+  if (has_direct && has_file) {
+    return Status::InvalidArgument(std::string(variable) + " (from " + direct->origin + ") and " +
+                                   file_variable + " (from " + file->origin +
+                                   ") are both set: set one");
+  }
+  if (has_direct) return direct->text;
+  if (!has_file) return fallback;
+
+  const std::string& path = file->text;
+  const std::string where = file_variable + "='" + path + "' (from " + file->origin + ")";
+  // A directory opens as a stream that reads nothing, which would pass for an empty secret.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidArgument(where + ": is a directory, not a file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::InvalidArgument(where + ": cannot open the file");
+  // One byte more than allowed tells a file at the bound from a longer one.
+  std::string text(limits::kSecretFileBytesMax + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) return Status::InvalidArgument(where + ": cannot read the file");
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > limits::kSecretFileBytesMax) {
+    return Status::InvalidArgument(where + ": file larger than " +
+                                   std::to_string(limits::kSecretFileBytesMax) + " bytes");
+  }
+  if (text.ends_with('\n')) {
+    text.pop_back();
+    if (text.ends_with('\r')) text.pop_back();
+  }
+  return text;
+}
+
+Result<std::string> Config::RequiredSecret(std::string_view variable) const {
+  auto value = Secret(variable, "");
+  if (!value.ok()) return value.status();
+  if (value->empty()) {
+    return Status::InvalidArgument(std::string(variable) + ": required but not set (nor " +
+                                   std::string(variable) + "_FILE)");
+  }
+  return value;
 }
 
 }  // namespace telos

@@ -6,6 +6,12 @@
 // caller's default. Every typed getter validates and, on a bad value, returns InvalidArgument
 // naming the variable and where the value came from; main prints it and exits with code 2.
 //
+// Secrets (passwords, tokens, URLs that carry credentials) are read with Secret(), which also
+// accepts NAME_FILE: the path of a file holding the value. The environment of a process is
+// readable through /proc/<pid>/environ and `ps e` by its user and root, and it is inherited by
+// every child; a file can be mounted read-only for the service user alone (a container or
+// systemd secret). Secret() never puts the value in an error message.
+//
 // Thread safety: build and read on one thread (startup), then treat as immutable.
 #pragma once
 
@@ -53,6 +59,15 @@ class Config {
                              const std::vector<std::string>& choices) const;
   // A TCP port, 0..65535 (0 asks the kernel for a free one).
   Result<uint16_t> Port(std::string_view variable, uint16_t fallback) const;
+
+  // A secret: `variable`'s value, else the contents of the file named by `variable`_FILE with
+  // one trailing newline ("\n" or "\r\n", as editors and `echo` leave) removed, else `fallback`.
+  // An empty value counts as unset. InvalidArgument, naming the variables but never the value,
+  // when both are set, or when the file cannot be read or holds more than kSecretFileBytesMax
+  // bytes.
+  Result<std::string> Secret(std::string_view variable, std::string fallback) const;
+  // As Secret(), but a secret that is empty or unset is an error naming both forms.
+  Result<std::string> RequiredSecret(std::string_view variable) const;
 
  private:
   Environment env_;
