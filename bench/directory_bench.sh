@@ -5,26 +5,35 @@
 # other work on the box shows up as a gap between the two.
 #
 #   scripts/build release --target directory_bench
-#   bench/directory_bench.sh            # TELOS_REDIS_PORT (default 16379), BENCH_MIN_TIME (2)
+#   bench/directory_bench.sh
+# Settings: TELOS_REDIS_PORT (16379), BENCH_MIN_TIME (2 s per benchmark), BENCH_RAW_REQUESTS
+# (100000 per redis-benchmark run), DIRECTORY_BENCH (the binary; build/release/bench/
+# directory_bench), BENCH_OUT (keep Google Benchmark's JSON report at this path; by default it is
+# a temporary file, removed at exit). The CI smoke run (bench/smoke.py) sets the last four small.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 port=${TELOS_REDIS_PORT:-16379}
 min_time=${BENCH_MIN_TIME:-2}
-bin=build/release/bench/directory_bench
-out=$(mktemp /tmp/directory_bench.XXXXXX.json)
-trap 'rm -f "$out"' EXIT
+raw_requests=${BENCH_RAW_REQUESTS:-100000}
+bin=${DIRECTORY_BENCH:-build/release/bench/directory_bench}
+if [ -n "${BENCH_OUT:-}" ]; then
+  out=$BENCH_OUT
+else
+  out=$(mktemp /tmp/directory_bench.XXXXXX.json)
+  trap 'rm -f "$out"' EXIT
+fi
 
-[ -x "$bin" ] || { echo "build it first: scripts/build release --target directory_bench" >&2; exit 1; }
+[ -x "$bin" ] || { echo "no $bin: scripts/build release --target directory_bench" >&2; exit 1; }
 redis-cli -p "$port" ping >/dev/null || { echo "no redis on 127.0.0.1:$port" >&2; exit 1; }
 
 sha=$(redis-cli -p "$port" SCRIPT LOAD "return 1")
 raw_rate() {
-  redis-benchmark -p "$port" -n 100000 -q EVALSHA "$sha" 0 | tr '\r' '\n' |
+  redis-benchmark -p "$port" -n "$raw_requests" -q EVALSHA "$sha" 0 | tr '\r' '\n' |
     sed -nE 's/.*: ([0-9.]+) requests per second.*/\1/p' | tail -n 1
 }
 
-echo "== redis-benchmark -p $port -n 100000 -q EVALSHA $sha 0   (before)"
+echo "== redis-benchmark -p $port -n $raw_requests -q EVALSHA $sha 0   (before)"
 raw_before=$(raw_rate)
 echo "   $raw_before requests/s"
 
@@ -32,7 +41,7 @@ echo "== $bin --benchmark_min_time=$min_time"
 TELOS_REDIS=redis://127.0.0.1:$port "$bin" --benchmark_min_time="$min_time" \
   --benchmark_out="$out" --benchmark_out_format=json
 
-echo "== redis-benchmark -p $port -n 100000 -q EVALSHA $sha 0   (after)"
+echo "== redis-benchmark -p $port -n $raw_requests -q EVALSHA $sha 0   (after)"
 raw_after=$(raw_rate)
 echo "   $raw_after requests/s"
 

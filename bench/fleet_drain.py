@@ -17,7 +17,8 @@ The swarm's report gives the disconnects and errors the players saw.
   bench/run fleet-drain [--players 1000] [--duration-s 40]
   bench/run fleet-recovery [--players 1000] [--duration-s 40] [--lease-ttl-ms 3000]
 
-Prints one JSON object; docs/benchmarks.md records the figures and this command.
+Prints one JSON object and writes it to <out>/result.json, beside the swarm's report (bots.json);
+docs/benchmarks.md records the figures and this command.
 """
 import argparse
 import json
@@ -54,6 +55,9 @@ def main():
     parser.add_argument("--out", default=os.path.join(REPO, "bench", "results", "fleet-drain"))
     parser.add_argument("--kill", action="store_true", help="SIGKILL world-0 instead of a drain")
     parser.add_argument("--lease-ttl-ms", type=int, default=15000)
+    parser.add_argument("--settle-s", type=float, default=5,
+                        help="how long the swarm walks with the standby up before world-0 is "
+                             "broken (a pause for a steady walk, not a wait for a condition)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     fleet_dir = tempfile.mkdtemp(prefix="telos-drain-bench-")
@@ -89,7 +93,7 @@ def main():
         world1 = os.path.join(fleet_dir, "logs", "world-1.log")
         ppb.wait_for(lambda: any(e.get("msg") == "won no zones: STANDBY" for e in log_lines(world1)),
                      30, "world-1 as a standby")
-        time.sleep(5)  # let the swarm settle into its steady walk before the drain
+        time.sleep(args.settle_s)  # let the swarm settle into its steady walk before the drain
         with open(os.path.join(fleet_dir, "pids", "world-0.pid")) as f:
             pid = int(f.read().strip())
         outcome = (kill_and_recover if args.kill else drain_and_exit)(args, fleet_dir, pid)
@@ -103,14 +107,17 @@ def main():
                         "DROP SCHEMA IF EXISTS %s CASCADE" % tag], check=False,
                        stderr=subprocess.DEVNULL)
         shutil.rmtree(fleet_dir, ignore_errors=True)
-    print(json.dumps(dict(outcome, **{
+    result = dict(outcome, **{
         "players": args.players,
         "lease_ttl_ms": args.lease_ttl_ms,
         "bots_playing_at_end": swarm["bots_playing_at_end"],
         "unexpected_disconnects": swarm["unexpected_disconnects"],
         "errors": swarm["errors"],
         "rtt_ms": swarm["rtt"],
-    }), indent=2))
+    })
+    with open(os.path.join(args.out, "result.json"), "w") as f:
+        json.dump(result, f, indent=2)
+    print(json.dumps(result, indent=2))
 
 
 def drain_and_exit(args, fleet_dir, pid):

@@ -7,9 +7,10 @@ zones live on different shards — and walks back and forth, timing each step fr
 to the first byte of the destination room's title. Then the same swarm runs against `telos
 serve` (no gate hop, no shards) and the two bot-observed RTT distributions are compared.
 
-  bench/run fleet-handoff [--players 1000] [--crossings 200] [--duration-s 60]
+  bench/run fleet-handoff [--players 1000] [--crossings 200] [--duration-s 120]
 
-Prints one JSON object; docs/benchmarks.md records the figures and this command.
+Prints one JSON object and writes it to <out>/handoff.json, beside the two swarm reports
+(fleet-bots.json, serve-bots.json); docs/benchmarks.md records the figures and this command.
 """
 import argparse
 import collections
@@ -23,6 +24,7 @@ import sys
 import tempfile
 import time
 import tomllib
+import urllib.request
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(REPO, "bench"))
@@ -142,6 +144,15 @@ def run_probe(port, crossings):
     return samples
 
 
+def get_json(url):
+    """The JSON body at url, or None while the process does not answer."""
+    try:
+        with urllib.request.urlopen(url, timeout=2) as r:
+            return json.load(r)
+    except (OSError, ValueError):
+        return None
+
+
 def bots_cmd(args, binary, target, report, extra):
     return [binary, "bots", "--target", target, "--bots", str(args.players), "--ramp-per-second",
             str(args.ramp_per_second), "--duration-s", str(args.duration_s), "--seed", "1",
@@ -170,7 +181,15 @@ def fleet_run(args, out_dir):
                        ["--metrics-url", "http://127.0.0.1:%d/metrics" % (args.base_port + 200)])
         ppb.log("fleet: " + " ".join(cmd))
         bots = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
-        time.sleep(args.players / args.ramp_per_second + 2)  # the ramp, by the bots' own pacing
+        # The probe walks once the whole swarm plays: the gate counts the players it routes.
+        gate_health = "http://127.0.0.1:%d/api/health" % (args.base_port + 400)
+
+        def all_playing():
+            if bots.poll() is not None:
+                raise RuntimeError("the swarm exited with %s before it all played" % bots.returncode)
+            return (get_json(gate_health) or {}).get("players", 0) >= args.players
+        ppb.wait_for(all_playing, args.players / args.ramp_per_second + 60,
+                     "%d players on the gate" % args.players)
         samples = run_probe(telnet, args.crossings)
         bots.wait(timeout=args.duration_s + args.players / args.ramp_per_second + 120)
         with open(report) as f:
@@ -224,6 +243,8 @@ def main():
         "fleet_errors": fleet_swarm["errors"],
         "fleet_disconnects": fleet_swarm["unexpected_disconnects"],
     }
+    with open(os.path.join(args.out, "handoff.json"), "w") as f:
+        json.dump(result, f, indent=2)
     print(json.dumps(result, indent=2))
 
 

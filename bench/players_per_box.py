@@ -70,9 +70,12 @@ class TelosServer:
 
     name = "telos"
 
-    def __init__(self, binary, bots):
+    def __init__(self, binary, bots, extra_env=None):
         self.binary = binary
         self.bots = bots
+        # Variables for `telos serve` on top of the ones set here (--server-env). Set in the
+        # constructor so that every caller, not only run_step, gets a server that starts.
+        self.extra_env = dict(extra_env or {})
         self.dir = tempfile.mkdtemp(prefix="telos-bench-")
         self.proc = None
         self.telnet_port = None
@@ -138,7 +141,8 @@ class TinyMuxServer:
 
     name = "tinymux"
 
-    def __init__(self, binary, bots):
+    def __init__(self, binary, bots, extra_env=None):
+        # extra_env (--server-env) holds TELOS_ variables: TinyMUX takes none of them.
         self.bots = bots
         self.dir = tempfile.mkdtemp(prefix="tinymux-bench-")
         self.game = os.path.join(self.dir, "tinymux", "game")
@@ -201,8 +205,7 @@ def swarm_timeout_s(args, bots, spreading):
 
 def run_step(args, server_class, bots, mix, out_dir):
     """One server, one swarm run; returns a result row."""
-    server = server_class(args.binary, bots)
-    server.extra_env = dict(kv.split("=", 1) for kv in args.server_env)
+    server = server_class(args.binary, bots, dict(kv.split("=", 1) for kv in args.server_env))
     server = server.start()
     try:
         time.sleep(1)
