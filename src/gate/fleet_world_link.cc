@@ -164,7 +164,7 @@ FleetWorldLink::FleetWorldLink(FleetLinkOptions options, directory::Directory& d
       redirects_(metrics.Counter("gate_redirects_total", "Sessions moved to another shard")),
       reroutes_(metrics.Counter("gate_reroutes_total", "Sessions routed again")),
       stream_losses_(metrics.Counter("gate_shard_streams_lost_total", "Play streams that ended")),
-      alive_(std::make_shared<bool>(true)) {}
+      in_flight_(InFlightGate::Make()) {}
 
 FleetWorldLink::~FleetWorldLink() {
   Stop();
@@ -176,11 +176,13 @@ void FleetWorldLink::Stop() {
     std::lock_guard lock(mu_);
     if (stopped_) return;
     stopped_ = true;
-    *alive_ = false;
     streams = streams_;
     sessions_.clear();
     by_name_.clear();
   }
+  // Blocking-pool steps and timers already running finish before the link can be destroyed;
+  // later ones do nothing.
+  in_flight_->Close();
   for (auto& [endpoint, stream] : streams) stream->Cancel();
   // gRPC finishes cancelled streams on its own threads: wait, so none outlives the link.
   std::unique_lock lock(mu_);
@@ -225,9 +227,7 @@ Status FleetWorldLink::Enter(EnterRequest request, std::shared_ptr<world::Player
 }
 
 void FleetWorldLink::OnBlocking(void (FleetWorldLink::*step)(uint64_t), uint64_t id) {
-  blocking_([this, step, id, alive = alive_] {
-    if (*alive) (this->*step)(id);
-  });
+  blocking_(in_flight_->Wrap([this, step, id] { (this->*step)(id); }));
 }
 
 Result<std::vector<directory::ShardInfo>> FleetWorldLink::LiveShards() {
@@ -356,9 +356,9 @@ void FleetWorldLink::RetryRouteLater(uint64_t id) {
   if (tell) tell->Deliver(Lines({"The world shifts around you... hold on a moment."}));
   auto timer =
       std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(options_.route_retry_ms));
-  timer->async_wait([this, timer, id, alive = alive_](boost::system::error_code ec) {
-    if (!ec && *alive) OnBlocking(&FleetWorldLink::Route, id);
-  });
+  timer->async_wait(in_flight_->Wrap([this, timer, id](boost::system::error_code ec) {
+    if (!ec) OnBlocking(&FleetWorldLink::Route, id);
+  }));
 }
 
 void FleetWorldLink::Fail(uint64_t id, const std::string& message) {

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,6 +25,7 @@
 #include "telos/base/clock.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
+#include "telos/directory/forwarding_directory.h"
 #include "telos/directory/memory_directory.h"
 #include "telos/rpc/channels.h"
 
@@ -159,6 +161,21 @@ class RecordingSink final : public world::PlayerSink {
   bool disconnected_ = false;
 };
 
+// Forwards to a MemoryDirectory; when `hold` is set, the next placement lookup waits inside
+// until the test releases it, then fails (so the routing step goes on inside the link).
+class HoldingDirectory final : public directory::ForwardingDirectory {
+ public:
+  using ForwardingDirectory::ForwardingDirectory;
+  Result<std::optional<directory::Placement>> LookupPlacement(std::string_view player) override {
+    if (!hold.exchange(false)) return ForwardingDirectory::LookupPlacement(player);
+    entered.set_value();
+    release.get_future().wait();
+    return Status::Unavailable("injected: the directory is slow, then gone");
+  }
+  std::atomic<bool> hold{false};
+  std::promise<void> entered, release;
+};
+
 // One scripted shard registered in a MemoryDirectory, and a gate link routing to it.
 class FleetWorldLinkTest : public ::testing::Test {
  protected:
@@ -179,7 +196,7 @@ class FleetWorldLinkTest : public ::testing::Test {
     options.gate_id = "gate-test";
     options.lobby_zone = "lobby";
     link_ = std::make_unique<FleetWorldLink>(
-        options, directory_, io_,
+        options, holding_, io_,
         [this](std::function<void()> job) { asio::post(blocking_, std::move(job)); }, clock_, log_,
         metrics_);
   }
@@ -210,12 +227,17 @@ class FleetWorldLinkTest : public ::testing::Test {
   Logger log_{"fleet_world_link_test", LogLevel::kWarn};
   Metrics metrics_;
   directory::MemoryDirectory directory_{clock_};
+
+ protected:
+  HoldingDirectory holding_{directory_};
+  std::unique_ptr<FleetWorldLink> link_;
+
+ private:
   asio::io_context io_;
   asio::executor_work_guard<asio::io_context::executor_type> work_{io_.get_executor()};
   std::thread io_thread_;
   asio::thread_pool blocking_{2};
   std::unique_ptr<grpc::Server> server_;
-  std::unique_ptr<FleetWorldLink> link_;
 };
 
 // Spec 001's handoff race: the shard redirects the session to an arrival that is gone by the
@@ -263,6 +285,23 @@ TEST_F(FleetWorldLinkTest, ARefusedLoginEndsTheSessionWithTheReason) {
   ASSERT_TRUE(Eventually([&] { return sink->disconnected(); })) << sink->text();
   EXPECT_NE(sink->text().find("no such character"), std::string::npos) << sink->text();
   EXPECT_EQ(shard_->attaches().size(), 1u);
+}
+
+// Stop() while a routing step is inside the directory: it waits for the step to leave, so the
+// link is never destroyed under a task still using it (a flag checked before the step left that
+// window open).
+TEST_F(FleetWorldLinkTest, StopWaitsForARoutingStepInFlight) {
+  StartShard([](const telos::v1::Attach& attach) {
+    return Answer{Attached(attach.session(), kCodeOk, "", "lobby")};
+  });
+  holding_.hold = true;
+  auto sink = std::make_shared<RecordingSink>();
+  ASSERT_TRUE(Enter(sink).ok());
+  holding_.entered.get_future().wait();
+  auto stopping = std::async(std::launch::async, [this] { link_->Stop(); });
+  EXPECT_EQ(stopping.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
+  holding_.release.set_value();
+  EXPECT_EQ(stopping.wait_for(kWait), std::future_status::ready);
 }
 
 }  // namespace

@@ -75,7 +75,8 @@ Status FleetComms::Start() {
 }
 
 void FleetComms::Stop() {
-  alive_->store(false);
+  // Presence writes, timers and replies already running finish first; later ones do nothing.
+  in_flight_->Close();
   std::map<std::string, Resident> residents;
   std::unique_ptr<bus::Subscription> channels;
   {
@@ -143,28 +144,26 @@ void FleetComms::Left(const std::string& name_key) {
 }
 
 void FleetComms::WritePresence(const std::string& name_key, const std::string& gate) {
-  blocking_([this, alive = alive_, name_key, gate] {
-    if (!*alive) return;
+  blocking_(in_flight_->Wrap([this, name_key, gate] {
     const Status s =
         directory_.SetPresence(name_key, gate, options_.shard_id, options_.presence_ttl_ms);
     if (!s.ok())
       log_.Debug("presence not written", {{"character", name_key}, {"error", s.ToString()}});
-  });
+  }));
 }
 
 void FleetComms::ClearPresence(const std::string& name_key, const std::string& gate) {
-  blocking_([this, alive = alive_, name_key, gate] {
-    if (!*alive) return;
+  blocking_(in_flight_->Wrap([this, name_key, gate] {
     // FailedPrecondition: they connected through another gate meanwhile, which owns it now.
     (void)directory_.ClearPresence(name_key, gate);
-  });
+  }));
 }
 
 void FleetComms::SchedulePresenceRefresh() {
   auto timer = std::make_shared<asio::steady_timer>(
       io_, std::chrono::milliseconds(std::max<int64_t>(options_.presence_ttl_ms / 3, 1)));
-  timer->async_wait([this, timer, alive = alive_](boost::system::error_code ec) {
-    if (ec || !*alive) return;
+  timer->async_wait(in_flight_->Wrap([this, timer](boost::system::error_code ec) {
+    if (ec) return;
     std::vector<std::pair<std::string, std::string>> connected;
     {
       std::lock_guard lock(mu_);
@@ -174,7 +173,7 @@ void FleetComms::SchedulePresenceRefresh() {
     }
     for (const auto& [key, gate] : connected) WritePresence(key, gate);
     SchedulePresenceRefresh();
-  });
+  }));
 }
 
 // ---------------------------------------------------------------- tells
@@ -189,8 +188,7 @@ void FleetComms::Tell(const std::string& from, const std::string& to, const std:
   json::object request{{"kind", "tell"}, {"from", from}, {"text", text}};
   bus_.Request(PlayerSubject(to), json::serialize(request),
                std::chrono::milliseconds(options_.tell_timeout_ms),
-               [this, alive = alive_, to, text, answer](Result<std::string> reply) {
-                 if (!*alive) return;
+               in_flight_->Wrap([this, to, text, answer](Result<std::string> reply) {
                  if (reply.ok()) {
                    json::object body = ParseObject(*reply);
                    const std::string name = Field(body, "name").empty() ? to : Field(body, "name");
@@ -209,13 +207,12 @@ void FleetComms::Tell(const std::string& from, const std::string& to, const std:
                    case StatusCode::kUnavailable: answer(kBusDown); return;
                    default: answer(to + " cannot hear you right now."); return;
                  }
-               });
+               }));
 }
 
 void FleetComms::AnswerUnreachable(const std::string& to,
                                    const std::function<void(std::string)>& answer) {
-  blocking_([this, alive = alive_, to, answer] {
-    if (!*alive) return;
+  blocking_(in_flight_->Wrap([this, to, answer] {
     auto placement = directory_.LookupPlacement(world::NameKey(to));
     if (!placement.ok()) {
       answer("Nobody called '" + to + "' can be reached right now.");
@@ -224,7 +221,7 @@ void FleetComms::AnswerUnreachable(const std::string& to,
     } else {
       answer(to + " is not online. ('mail send " + to + " <message>' reaches them later.)");
     }
-  });
+  }));
 }
 
 void FleetComms::OnPlayerMessage(const std::string& name_key, const bus::Message& message) {
@@ -280,8 +277,7 @@ void FleetComms::OnChannelMessage(const bus::Message& message) {
 // ---------------------------------------------------------------- mail pings
 
 void FleetComms::PingMail(const std::string& recipient, const std::string& sender) {
-  blocking_([this, alive = alive_, recipient, sender] {
-    if (!*alive) return;
+  blocking_(in_flight_->Wrap([this, recipient, sender] {
     // Sent whether or not the directory shows them present: a presence write lost to a
     // directory blip would otherwise cost a connected player the ping. The shard hosting them
     // decides (OnPlayerMessage); nobody hosting them, nobody hears it, and the letter is
@@ -290,7 +286,7 @@ void FleetComms::PingMail(const std::string& recipient, const std::string& sende
     if (bus_.Publish(PlayerSubject(recipient), json::serialize(ping)).ok()) {
       mail_pings_.Increment();
     }
-  });
+  }));
 }
 
 }  // namespace telos::shard

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,7 @@
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
 #include "telos/bus/in_process_bus.h"
+#include "telos/directory/forwarding_directory.h"
 #include "telos/directory/memory_directory.h"
 #include "telos/world/character_state.h"
 #include "telos/world/content.h"
@@ -153,6 +155,7 @@ struct ShardOptions {
   int64_t tell_timeout_ms = 2'000;
   // Directory calls on a one-thread pool (in order, on another thread) instead of inline.
   bool blocking_pool = false;
+  directory::Directory* directory = nullptr;  // null: the environment's
 };
 
 // One `telos world` process worth of comms: a host with the lobby running, its own bus client
@@ -186,7 +189,9 @@ class Shard {
         boost::asio::post(*pool, std::move(task));
       };
     }
-    comms = std::make_unique<FleetComms>(comms_options, bus, env.directory, *host, env.io,
+    directory::Directory& directory =
+        options.directory != nullptr ? *options.directory : env.directory;
+    comms = std::make_unique<FleetComms>(comms_options, bus, directory, *host, env.io,
                                          std::move(blocking), env.log, metrics);
     host->SetRemoteComms(comms.get());  // before any zone starts
     const Status started = host->StartAllZones();
@@ -565,6 +570,35 @@ TEST_F(FleetCommsTest, StoppedCommsReceiveNothing) {
   // And residency reported after Stop subscribes nothing.
   a_->comms->Arrived("carol", "gate-1");
   EXPECT_FALSE(PresenceOf("carol").has_value());
+}
+
+// A directory whose presence writes wait until the test lets them go, then fail (so the task
+// goes on to log through the comms object once it is released).
+class HeldPresenceDirectory final : public directory::ForwardingDirectory {
+ public:
+  using ForwardingDirectory::ForwardingDirectory;
+  Status SetPresence(std::string_view, std::string_view, std::string_view, int64_t) override {
+    entered.set_value();
+    release.get_future().wait();
+    return Status::Unavailable("injected: presence write failed");
+  }
+  std::promise<void> entered, release;
+};
+
+TEST_F(FleetCommsTest, StopWaitsForAPresenceWriteInFlight) {
+  HeldPresenceDirectory held(env_.directory);
+  ShardOptions options;
+  options.blocking_pool = true;
+  options.directory = &held;
+  a_ = std::make_unique<Shard>(env_, "shard-a", options);
+  a_->Login("Alice", "gate-1");  // its presence write runs on the pool and waits inside
+  held.entered.get_future().wait();
+  auto stopping = std::async(std::launch::async, [&] { a_->comms->Stop(); });
+  // Stop must not return (and let the comms be destroyed) while the write is still inside it.
+  EXPECT_EQ(stopping.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
+  held.release.set_value();
+  EXPECT_EQ(stopping.wait_for(kWait), std::future_status::ready);
+  a_.reset();
 }
 
 }  // namespace

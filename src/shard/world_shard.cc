@@ -42,7 +42,7 @@ WorldShard::WorldShard(WorldShardOptions options, world::WorldHost& host,
                                        "Output shed for a gate too far behind to take it")),
       handoff_ms_(metrics.Histogram("handoff_ms", "Source-side handoff time, freeze to redirect",
                                     {1, 2, 5, 10, 20, 50, 100, 250, 1000})),
-      alive_(std::make_shared<bool>(true)) {}
+      in_flight_(InFlightGate::Make()) {}
 
 WorldShard::~WorldShard() {
   Stop();
@@ -50,7 +50,7 @@ WorldShard::~WorldShard() {
 
 void WorldShard::Start() {
   placements_.Start();
-  blocking_([this] { RefreshRoutes(); });
+  blocking_(in_flight_->Wrap([this] { RefreshRoutes(); }));
   ScheduleRefresh();
 }
 
@@ -64,8 +64,9 @@ void WorldShard::Stop() {
     std::lock_guard lock(mu_);
     if (stopping_) return;
     stopping_ = true;
-    *alive_ = false;
   }
+  // The route refresher and link-dead timers already running finish; later ones do nothing.
+  in_flight_->Close();
   placements_.Stop();
 }
 
@@ -88,14 +89,11 @@ size_t WorldShard::streams() const {
 void WorldShard::ScheduleRefresh() {
   auto timer = std::make_shared<asio::steady_timer>(
       io_, std::chrono::milliseconds(options_.route_refresh_ms));
-  timer->async_wait([this, timer, alive = alive_](boost::system::error_code ec) {
-    if (ec || !*alive) return;
-    blocking_([this, alive] {
-      if (!*alive) return;
-      RefreshRoutes();
-    });
+  timer->async_wait(in_flight_->Wrap([this, timer](boost::system::error_code ec) {
+    if (ec) return;
+    blocking_(in_flight_->Wrap([this] { RefreshRoutes(); }));
     ScheduleRefresh();
-  });
+  }));
 }
 
 void WorldShard::RefreshRoutes() {
@@ -172,8 +170,8 @@ void WorldShard::StartLinkDeadTimer(const std::string& name_key,
   auto timer =
       std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(options_.link_dead_ms));
   timer->async_wait(
-      [this, timer, name_key, sink, generation, alive = alive_](boost::system::error_code ec) {
-        if (ec || !*alive) return;
+      in_flight_->Wrap([this, timer, name_key, sink, generation](boost::system::error_code ec) {
+        if (ec) return;
         if (sink->generation() != generation || sink->bound()) return;  // re-attached meanwhile
         {
           std::lock_guard lock(mu_);
@@ -182,7 +180,7 @@ void WorldShard::StartLinkDeadTimer(const std::string& name_key,
         }
         log_.Info("link-dead character removed", {{"character", name_key}});
         Remove(name_key, [] {});
-      });
+      }));
 }
 
 void WorldShard::Evacuate(std::vector<world::PlayerTransfer> players) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "telos/base/clock.h"
+#include "telos/directory/forwarding_directory.h"
 #include "telos/directory/memory_directory.h"
 
 namespace telos::shard {
@@ -75,9 +76,10 @@ class FakeHost final : public ZoneHosting {
 
 // A Directory that forwards to another and injects faults into lease renewals and claims. A
 // renew may also take `renew_delay` of manual time, as a slow Redis would.
-class FaultyDirectory final : public directory::Directory {
+class FaultyDirectory final : public directory::ForwardingDirectory {
  public:
-  FaultyDirectory(directory::Directory& inner, ManualClock& clock) : in_(inner), clock_(clock) {}
+  FaultyDirectory(directory::Directory& inner, ManualClock& clock)
+      : ForwardingDirectory(inner), clock_(clock) {}
 
   std::atomic<bool> fail_renew{false};
   std::atomic<bool> fail_claim{false};
@@ -87,117 +89,21 @@ class FaultyDirectory final : public directory::Directory {
   Duration renew_delay{0};
   std::map<std::string, int> renew_calls;
 
-  Status RegisterShard(std::string_view id, std::string_view ep, int64_t ttl) override {
-    return in_.RegisterShard(id, ep, ttl);
-  }
-  Status HeartbeatShard(std::string_view id, std::string_view ep, int64_t ttl) override {
-    return in_.HeartbeatShard(id, ep, ttl);
-  }
-  Status DeregisterShard(std::string_view id, std::string_view ep) override {
-    return in_.DeregisterShard(id, ep);
-  }
-  Result<std::vector<directory::ShardInfo>> ListShards() override { return in_.ListShards(); }
   using directory::Directory::ClaimZone;
   Result<directory::LeaseGrant> ClaimZone(std::string_view zone, std::string_view id, int64_t ttl,
                                           uint64_t min_epoch) override {
     if (fail_claim) return Status(failure.load(), "injected: directory down");
-    return in_.ClaimZone(zone, id, ttl, min_epoch);
+    return ForwardingDirectory::ClaimZone(zone, id, ttl, min_epoch);
   }
   Result<directory::LeaseGrant> RenewZone(std::string_view zone, std::string_view id,
                                           uint64_t epoch, int64_t ttl) override {
     ++renew_calls[std::string(zone)];
     clock_.Advance(renew_delay);
     if (fail_renew) return Status(failure.load(), "injected: directory down");
-    return in_.RenewZone(zone, id, epoch, ttl);
-  }
-  Status ReleaseZone(std::string_view zone, std::string_view id, uint64_t epoch) override {
-    return in_.ReleaseZone(zone, id, epoch);
-  }
-  Result<directory::LeaseGrant> TransferZone(std::string_view zone, std::string_view from,
-                                             uint64_t from_epoch, std::string_view to,
-                                             int64_t ttl) override {
-    return in_.TransferZone(zone, from, from_epoch, to, ttl);
-  }
-  Result<std::optional<directory::ZoneOwner>> OwnerOfZone(std::string_view zone) override {
-    return in_.OwnerOfZone(zone);
-  }
-  Result<directory::LeaseGrant> Campaign(std::string_view s, std::string_view c,
-                                         int64_t ttl) override {
-    return in_.Campaign(s, c, ttl);
-  }
-  Result<directory::LeaseGrant> RenewLeadership(std::string_view s, std::string_view c,
-                                                uint64_t term, int64_t ttl) override {
-    return in_.RenewLeadership(s, c, term, ttl);
-  }
-  Status Resign(std::string_view s, std::string_view c, uint64_t term) override {
-    return in_.Resign(s, c, term);
-  }
-  Result<directory::LeaseGrant> ConfirmLeadership(std::string_view s, std::string_view c,
-                                                  uint64_t term) override {
-    return in_.ConfirmLeadership(s, c, term);
-  }
-  Result<std::optional<directory::Leader>> LeaderOf(std::string_view s) override {
-    return in_.LeaderOf(s);
-  }
-  Status HandoffPlacement(std::string_view p, const directory::Placement& pl) override {
-    return in_.HandoffPlacement(p, pl);
-  }
-  Status RegisterPlacement(std::string_view p, const directory::Placement& pl) override {
-    return in_.RegisterPlacement(p, pl);
-  }
-  Result<bool> TombstonePlacement(std::string_view p, std::string_view s, uint64_t e,
-                                  std::string_view n, std::string_view z) override {
-    return in_.TombstonePlacement(p, s, e, n, z);
-  }
-  Status DeletePlacement(std::string_view p) override { return in_.DeletePlacement(p); }
-  Result<std::optional<directory::Placement>> LookupPlacement(std::string_view p) override {
-    return in_.LookupPlacement(p);
-  }
-  Status SetPresence(std::string_view p, std::string_view g, std::string_view s,
-                     int64_t ttl) override {
-    return in_.SetPresence(p, g, s, ttl);
-  }
-  Status ClearPresence(std::string_view p, std::string_view g) override {
-    return in_.ClearPresence(p, g);
-  }
-  Result<std::optional<directory::Presence>> GetPresence(std::string_view p) override {
-    return in_.GetPresence(p);
-  }
-  Result<std::vector<directory::Presence>> ListPresence() override { return in_.ListPresence(); }
-  Status ReportOccupancy(std::string_view s, const std::vector<directory::ZoneCount>& z) override {
-    return in_.ReportOccupancy(s, z);
-  }
-  Result<std::vector<directory::Occupancy>> ListOccupancy() override { return in_.ListOccupancy(); }
-  Result<directory::Reservation> Reserve(std::string_view t, int64_t a, int64_t ttl) override {
-    return in_.Reserve(t, a, ttl);
-  }
-  Status ReleaseReservation(std::string_view t, std::string_view id) override {
-    return in_.ReleaseReservation(t, id);
-  }
-  Result<int64_t> ReservedSum(std::string_view t) override { return in_.ReservedSum(t); }
-  Result<directory::DrainTarget> SelectDrainTarget(
-      const directory::DrainTargetRequest& r) override {
-    return in_.SelectDrainTarget(r);
-  }
-  Status IssueDirective(std::string_view z, std::string_view f, std::string_view t,
-                        int64_t ttl) override {
-    return in_.IssueDirective(z, f, t, ttl);
-  }
-  Result<std::vector<directory::Directive>> ListDirectives(std::string_view f) override {
-    return in_.ListDirectives(f);
-  }
-  Status CompleteDirective(std::string_view z, std::string_view f) override {
-    return in_.CompleteDirective(z, f);
-  }
-  Status StartCooldown(std::string_view z, int64_t ttl) override {
-    return in_.StartCooldown(z, ttl);
-  }
-  Result<int64_t> CooldownRemainingMs(std::string_view z) override {
-    return in_.CooldownRemainingMs(z);
+    return ForwardingDirectory::RenewZone(zone, id, epoch, ttl);
   }
 
  private:
-  directory::Directory& in_;
   ManualClock& clock_;
 };
 

@@ -38,6 +38,7 @@
 
 #include "telos/base/blocking.h"
 #include "telos/base/clock.h"
+#include "telos/base/in_flight_gate.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
 #include "telos/directory/directory.h"
@@ -142,7 +143,8 @@ class FleetWorldLink final : public WorldLink {
   std::map<std::string, std::string> last_resident_;  // guarded by mu_; by name key
   std::condition_variable streams_done_;
   bool stopped_ = false;  // guarded by mu_
-  std::shared_ptr<bool> alive_;
+  // Stop() waits for the blocking steps and timers in flight; later ones do nothing.
+  std::shared_ptr<InFlightGate> in_flight_;
 };
 
 }  // namespace telos::gate

@@ -32,6 +32,7 @@
 #include <string>
 
 #include "telos/base/blocking.h"
+#include "telos/base/in_flight_gate.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
 #include "telos/bus/bus.h"
@@ -108,8 +109,8 @@ class FleetComms final : public world::RemoteComms {
   prometheus::Counter& tells_refused_;
   prometheus::Counter& channel_lines_;
   prometheus::Counter& mail_pings_;
-  // Cleared by Stop(); timers and pool tasks check it before touching anything.
-  std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
+  // Stop() waits for the blocking tasks, timers and bus replies in flight; later ones do nothing.
+  std::shared_ptr<InFlightGate> in_flight_ = InFlightGate::Make();
 
   mutable std::mutex mu_;
   std::map<std::string, Resident> residents_;    // guarded by mu_; by name key

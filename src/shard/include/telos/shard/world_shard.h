@@ -37,6 +37,7 @@
 #include "telos/auth/documents.h"
 #include "telos/base/blocking.h"
 #include "telos/base/clock.h"
+#include "telos/base/in_flight_gate.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
 #include "telos/directory/directory.h"
@@ -230,7 +231,8 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
   std::vector<std::weak_ptr<StreamHandle>> streams_;                      // guarded by mu_
   bool draining_ = false;                                                 // guarded by mu_
   bool stopping_ = false;                                                 // guarded by mu_
-  std::shared_ptr<bool> alive_;                                           // timers check it
+  // Stop() waits for the route refresher and link-dead timers in flight; later ones do nothing.
+  std::shared_ptr<InFlightGate> in_flight_;
 };
 
 }  // namespace telos::shard
