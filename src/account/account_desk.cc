@@ -4,13 +4,13 @@
 
 namespace telos::account {
 
-Result<bool> LocalAccountDesk::AccountExists(std::string_view name) {
-  return service_.AccountExists(name);
+Result<bool> LocalAccountDesk::AccountExists(std::string_view name, std::string_view address) {
+  return service_.AccountExists(name, address);
 }
 
-Result<AccountRef> LocalAccountDesk::CreateAccount(std::string_view name,
-                                                   std::string_view password) {
-  auto account = service_.CreateAccount(name, password);
+Result<AccountRef> LocalAccountDesk::CreateAccount(std::string_view name, std::string_view password,
+                                                   std::string_view address) {
+  auto account = service_.CreateAccount(name, password, address);
   if (!account.ok()) return account.status();
   return AccountRef{account->id, account->name};
 }

@@ -78,14 +78,15 @@ class AccountServer::Service final : public v1::Accounts::CallbackService {
   grpc::ServerUnaryReactor* AccountExists(grpc::CallbackServerContext* context,
                                           const v1::AccountName* request,
                                           v1::AccountExistsReply* reply) override {
-    return Dispatch(context, Method::kAccountExists,
-                    CheckSize("name", request->name(), kRpcNameBytesMax),
-                    [this, request, reply]() -> Status {
-                      auto exists = desk_.AccountExists(request->name());
-                      if (!exists.ok()) return exists.status();
-                      reply->set_exists(*exists);
-                      return Status();
-                    });
+    const Status valid =
+        FirstError({CheckSize("name", request->name(), kRpcNameBytesMax),
+                    CheckSize("address", request->address(), kRpcAddressBytesMax)});
+    return Dispatch(context, Method::kAccountExists, valid, [this, request, reply]() -> Status {
+      auto exists = desk_.AccountExists(request->name(), request->address());
+      if (!exists.ok()) return exists.status();
+      reply->set_exists(*exists);
+      return Status();
+    });
   }
 
   grpc::ServerUnaryReactor* CreateAccount(grpc::CallbackServerContext* context,
@@ -93,7 +94,8 @@ class AccountServer::Service final : public v1::Accounts::CallbackService {
                                           v1::AccountReply* reply) override {
     return Dispatch(context, Method::kCreateAccount, CheckCredentials(*request),
                     [this, request, reply]() -> Status {
-                      auto account = desk_.CreateAccount(request->name(), request->password());
+                      auto account = desk_.CreateAccount(request->name(), request->password(),
+                                                         request->address());
                       if (!account.ok()) return account.status();
                       reply->set_account_id(account->id);
                       reply->set_name(account->name);
@@ -204,10 +206,10 @@ class AccountServer::Service final : public v1::Accounts::CallbackService {
       if (admitted) ++in_flight_;
     }
     if (!admitted) {
-      Finish(reactor, method,
-             Status::ResourceExhausted(
-                 "account service busy: " + std::to_string(options_.calls_in_flight_max) +
-                 " calls in flight"));
+      // The gate shows this sentence to the player as it is.
+      Finish(
+          reactor, method,
+          Status::ResourceExhausted("The account service is busy; please try again in a moment."));
       return reactor;
     }
     blocking_([this, context, reactor, method, work = std::move(work)] {

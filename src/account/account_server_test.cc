@@ -35,6 +35,7 @@ using namespace std::chrono_literals;
 
 constexpr const char* kCallerToken = "test-caller-token";
 constexpr int64_t kAssertionTtlMs = 60'000;
+constexpr const char* kAddress = "10.0.0.1";  // the player's address the gate passes on
 
 // The URL of the test server, or "" after recording a failure.
 std::string DatabaseUrl() {
@@ -187,18 +188,18 @@ class AccountServerTest : public ::testing::Test {
 };
 
 TEST_F(AccountServerTest, AccountsRoundTrip) {
-  auto exists = remote_->AccountExists("ada");
+  auto exists = remote_->AccountExists("ada", kAddress);
   ASSERT_TRUE(exists.ok()) << exists.status().ToString();
   EXPECT_FALSE(*exists);
 
-  auto account = remote_->CreateAccount("ada", "difference engine");
+  auto account = remote_->CreateAccount("ada", "difference engine", kAddress);
   ASSERT_TRUE(account.ok()) << account.status().ToString();
   EXPECT_GT(account->id, 0);
   EXPECT_EQ(account->name, "ada");
-  EXPECT_TRUE(*remote_->AccountExists("ADA"));
-  EXPECT_EQ(remote_->CreateAccount("Ada", "another password").status().code(),
+  EXPECT_TRUE(*remote_->AccountExists("ADA", kAddress));
+  EXPECT_EQ(remote_->CreateAccount("Ada", "another password", kAddress).status().code(),
             StatusCode::kAlreadyExists);
-  EXPECT_EQ(remote_->CreateAccount("x", "long enough pw").status().code(),
+  EXPECT_EQ(remote_->CreateAccount("x", "long enough pw", kAddress).status().code(),
             StatusCode::kInvalidArgument);
 
   auto login = remote_->Authenticate("ada", "difference engine", "127.0.0.1");
@@ -210,7 +211,7 @@ TEST_F(AccountServerTest, AccountsRoundTrip) {
 }
 
 TEST_F(AccountServerTest, CharactersAndTheSignedClaim) {
-  auto account = remote_->CreateAccount("ada", "difference engine");
+  auto account = remote_->CreateAccount("ada", "difference engine", kAddress);
   ASSERT_TRUE(account.ok()) << account.status().ToString();
   auto empty = remote_->Characters(account->id);
   ASSERT_TRUE(empty.ok()) << empty.status().ToString();
@@ -261,8 +262,8 @@ TEST_F(AccountServerTest, CharactersAndTheSignedClaim) {
 }
 
 TEST_F(AccountServerTest, ClaimingAnotherAccountsCharacterIsDenied) {
-  auto ada = remote_->CreateAccount("ada", "difference engine");
-  auto charles = remote_->CreateAccount("babbage", "analytical engine");
+  auto ada = remote_->CreateAccount("ada", "difference engine", kAddress);
+  auto charles = remote_->CreateAccount("babbage", "analytical engine", kAddress);
   ASSERT_TRUE(ada.ok() && charles.ok());
   ASSERT_TRUE(remote_->CreateCharacter(ada->id, "lovelace", "{}", "lobby", "atrium").ok());
   auto stolen = remote_->ClaimCharacter(charles->id, "lovelace");
@@ -272,7 +273,7 @@ TEST_F(AccountServerTest, ClaimingAnotherAccountsCharacterIsDenied) {
 }
 
 TEST_F(AccountServerTest, ChangePasswordNeedsTheOldOne) {
-  auto account = remote_->CreateAccount("ada", "difference engine");
+  auto account = remote_->CreateAccount("ada", "difference engine", kAddress);
   ASSERT_TRUE(account.ok());
   ASSERT_TRUE(remote_->CreateCharacter(account->id, "lovelace", "{}", "lobby", "atrium").ok());
   EXPECT_EQ(remote_->ChangePassword("lovelace", "wrong", "new password here").code(),
@@ -285,21 +286,21 @@ TEST_F(AccountServerTest, ChangePasswordNeedsTheOldOne) {
 TEST_F(AccountServerTest, WrongOrMissingCallerTokenIsDenied) {
   for (const std::string token : {"wrong-token", ""}) {
     auto remote = MakeRemote(token);
-    auto exists = remote->AccountExists("ada");
+    auto exists = remote->AccountExists("ada", kAddress);
     EXPECT_EQ(exists.status().code(), StatusCode::kPermissionDenied) << "token '" << token << "'";
     EXPECT_EQ(exists.status().message(), "caller token missing or wrong");
-    EXPECT_EQ(remote->CreateAccount("ada", "difference engine").status().code(),
+    EXPECT_EQ(remote->CreateAccount("ada", "difference engine", kAddress).status().code(),
               StatusCode::kPermissionDenied);
   }
   // Nothing was created by the refused calls.
-  EXPECT_FALSE(*remote_->AccountExists("ada"));
+  EXPECT_FALSE(*remote_->AccountExists("ada", kAddress));
 }
 
 TEST_F(AccountServerTest, OversizedFieldsAreInvalidArgument) {
-  auto account = remote_->CreateAccount("ada", "difference engine");
+  auto account = remote_->CreateAccount("ada", "difference engine", kAddress);
   ASSERT_TRUE(account.ok());
   const std::string long_name(kRpcNameBytesMax + 1, 'a');
-  auto exists = remote_->AccountExists(long_name);
+  auto exists = remote_->AccountExists(long_name, kAddress);
   EXPECT_EQ(exists.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(exists.status().message().find("name"), std::string::npos);
   EXPECT_EQ(remote_->Authenticate("ada", std::string(kRpcPasswordBytesMax + 1, 'p'), "1.1.1.1")
@@ -316,10 +317,10 @@ TEST_F(AccountServerTest, OversizedFieldsAreInvalidArgument) {
 }
 
 TEST_F(AccountServerTest, StoppedServerIsUnavailableQuickly) {
-  ASSERT_TRUE(remote_->AccountExists("ada").ok());  // the channel is connected
+  ASSERT_TRUE(remote_->AccountExists("ada", kAddress).ok());  // the channel is connected
   server_->Stop();
   const auto start = std::chrono::steady_clock::now();
-  auto exists = remote_->AccountExists("ada");
+  auto exists = remote_->AccountExists("ada", kAddress);
   const auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(exists.status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(exists.status().message().rfind("account service unreachable: ", 0), 0u)
@@ -349,7 +350,7 @@ TEST_F(AccountServerTest, CallsBeyondTheInFlightBoundAreRefused) {
   RemoteAccountDesk remote(options);
 
   Result<bool> first = Status::Internal("not run");
-  std::thread caller([&] { first = remote.AccountExists("ada"); });
+  std::thread caller([&] { first = remote.AccountExists("ada", kAddress); });
   const auto deadline = std::chrono::steady_clock::now() + 5s;
   for (;;) {
     {
@@ -359,7 +360,7 @@ TEST_F(AccountServerTest, CallsBeyondTheInFlightBoundAreRefused) {
     ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the first call never arrived";
     std::this_thread::sleep_for(1ms);
   }
-  auto second = remote.AccountExists("ada");
+  auto second = remote.AccountExists("ada", kAddress);
   EXPECT_EQ(second.status().code(), StatusCode::kResourceExhausted);
 
   std::vector<std::function<void()>> tasks;
@@ -372,6 +373,34 @@ TEST_F(AccountServerTest, CallsBeyondTheInFlightBoundAreRefused) {
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_FALSE(*first);
   server->Stop();
+}
+
+// The gate's address crosses the wire with CreateAccount and AccountExists, so the service
+// throttles the player, not the gate: before, the remote desk sent no address and every
+// creation came from "".
+TEST_F(AccountServerTest, CreationAndUnknownNamesAreThrottledByThePlayersAddress) {
+  for (size_t i = 0; i < limits::kAccountCreationsPerAddressMax; ++i) {
+    auto created = remote_->CreateAccount("flood" + std::string(1, char('a' + i)),
+                                          "difference engine", "10.9.9.9");
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+  }
+  auto refused = remote_->CreateAccount("floodz", "difference engine", "10.9.9.9");
+  ASSERT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(
+      refused.status().message().rfind("Too many new accounts from your address; try again in", 0),
+      0u)
+      << refused.status().message();
+  EXPECT_TRUE(remote_->CreateAccount("charles", "difference engine", "10.8.8.8").ok());
+
+  // The fixture's throttle allows 100 failures a minute per address; each "no" is one.
+  for (int i = 0; i < 100; ++i) {
+    auto exists = remote_->AccountExists("nobody" + std::to_string(i), "10.7.7.7");
+    ASSERT_TRUE(exists.ok()) << i << ": " << exists.status().ToString();
+    EXPECT_FALSE(*exists);
+  }
+  EXPECT_EQ(remote_->AccountExists("charles", "10.7.7.7").status().code(),
+            StatusCode::kResourceExhausted);
+  EXPECT_TRUE(*remote_->AccountExists("charles", "10.6.6.6"));
 }
 
 TEST_F(AccountServerTest, PortInUseIsUnavailable) {

@@ -1,6 +1,8 @@
 #include "telos/account/account_service.h"
 
 #include <algorithm>
+#include <chrono>
+#include <string>
 
 #include "telos/account/names.h"
 #include "telos/base/limits.h"
@@ -8,68 +10,99 @@
 namespace telos::account {
 namespace {
 constexpr std::string_view kWrongCredentials = "Wrong account name or password.";
+// The pseudo-address wrong old passwords of the in-game password command count under: its own
+// pair, so guessing there is slowed without locking the account's logins from anywhere.
+constexpr std::string_view kPasswordCommandAddress = "(password command)";
 }  // namespace
 
 AccountService::AccountService(store::AccountStore& accounts, store::CharacterStore& characters,
                                const PasswordHasher& hasher, AddressThrottle& throttle,
-                               const Clock& clock, Logger& log, Metrics& metrics)
+                               const Clock& clock, Logger& log, Metrics& metrics,
+                               AccountServiceLimits limits)
     : accounts_(accounts),
       characters_(characters),
       hasher_(hasher),
       throttle_(throttle),
-      clock_(clock),
       log_(log),
+      creations_per_address_(clock, limits.creations_per_address_max,
+                             limits.creation_per_address_window,
+                             "Too many new accounts from your address"),
+      creations_(clock, limits.creations_max, limits.creation_window,
+                 "Too many new accounts are being made right now"),
+      hashing_(limits.hashing),
+      lockout_(clock, limits.lockout),
       logins_ok_(metrics.Counter("logins_total", "Logins by outcome", {{"outcome", "ok"}})),
       logins_failed_(
           metrics.Counter("logins_total", "Logins by outcome", {{"outcome", "wrong_password"}})),
       logins_throttled_(
           metrics.Counter("logins_total", "Logins by outcome", {{"outcome", "throttled"}})),
+      logins_busy_(metrics.Counter("logins_total", "Logins by outcome", {{"outcome", "busy"}})),
+      creations_throttled_(metrics.Counter("account_creations_refused_total",
+                                           "Account creations refused before hashing, by reason",
+                                           {{"reason", "throttled"}})),
+      creations_busy_(metrics.Counter("account_creations_refused_total",
+                                      "Account creations refused before hashing, by reason",
+                                      {{"reason", "busy"}})),
       accounts_created_(metrics.Counter("accounts_created_total", "Accounts created")),
       characters_created_(metrics.Counter("characters_created_total", "Characters created")) {}
 
-int64_t AccountService::NowUnixMs() const {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
-      .count();
-}
-
-Result<bool> AccountService::AccountExists(std::string_view name) {
+Result<bool> AccountService::AccountExists(std::string_view name, std::string_view address) {
+  // "No such account" tells an enumerator as much as a wrong password does: it costs the same.
+  if (Status s = throttle_.Check(address); !s.ok()) {
+    logins_throttled_.Increment();
+    return s;
+  }
   auto account = accounts_.Load(name);
   if (account.ok()) return true;
-  if (account.status().code() == StatusCode::kNotFound) return false;
-  return account.status();
+  if (account.status().code() != StatusCode::kNotFound) return account.status();
+  throttle_.RecordFailure(address);
+  return false;
 }
 
 Result<store::AccountRecord> AccountService::CreateAccount(std::string_view name,
-                                                           std::string_view password) {
+                                                           std::string_view password,
+                                                           std::string_view address) {
   TELOS_RETURN_IF_ERROR(ValidateAccountName(name));
   TELOS_RETURN_IF_ERROR(ValidateNewPassword(password, name));
+  // Look first without counting, so an address over its limit never occupies a hashing slot.
+  for (Status s : {creations_per_address_.Check(address), creations_.Check()}) {
+    if (!s.ok()) {
+      creations_throttled_.Increment();
+      return s;
+    }
+  }
+  auto ticket = hashing_.Admit(HashWork::kCreation);
+  if (!ticket.ok()) {
+    creations_busy_.Increment();
+    return ticket.status();
+  }
+  // Count under the throttles' locks now that hashing is certain: a busy answer costs the
+  // address nothing, and concurrent attempts cannot all slip past the checks above.
+  if (Status s = creations_per_address_.Admit(address); !s.ok()) {
+    creations_throttled_.Increment();
+    return s;
+  }
+  if (Status s = creations_.Admit(); !s.ok()) {
+    creations_throttled_.Increment();
+    return s;
+  }
   auto hash = hasher_.Hash(password);
   if (!hash.ok()) return hash.status();
   auto created = accounts_.Create(name, *hash);
   if (created.ok()) {
     accounts_created_.Increment();
-    log_.Info("account created", {{"account", created->name}});
+    log_.Info("account created", {{"account", created->name}, {"address", address}});
   }
   return created;
 }
 
-Status AccountService::CheckLock(const store::AccountRecord& account) const {
-  const int64_t now_ms = NowUnixMs();
-  if (account.locked_until_ms <= now_ms) return Status::Ok();
-  const int64_t wait_s = (account.locked_until_ms - now_ms + 999) / 1000;  // rounded up
-  return Status::ResourceExhausted("Too many failed logins for this account; try again in " +
-                                   std::to_string(wait_s) + " seconds.");
-}
-
-void AccountService::RecordFailure(const store::AccountRecord& account) {
-  auto failures = accounts_.RecordLoginFailure(account.id);
-  if (!failures.ok() || *failures < limits::kLoginFailuresBeforeAccountLock) return;
-  // Each failure past the threshold doubles the lock, up to the cap.
-  const int64_t extra = std::min<int64_t>(*failures - limits::kLoginFailuresBeforeAccountLock, 20);
-  const int64_t lock_ms = std::min(limits::kAccountLockBaseMs << extra, limits::kAccountLockMaxMs);
-  if (accounts_.LockUntil(account.id, NowUnixMs() + lock_ms).ok()) {
-    log_.Warn("account locked after failed logins",
-              {{"account", account.name}, {"failures", *failures}, {"lock_ms", lock_ms}});
+void AccountService::RecordFailure(const store::AccountRecord& account, std::string_view address) {
+  const Duration lock = lockout_.RecordFailure(account.id, address);
+  if (lock > Duration::zero()) {
+    log_.Warn("login locked for an account from an address after failed logins",
+              {{"account", account.name},
+               {"address", address},
+               {"lock_ms", std::chrono::duration_cast<std::chrono::milliseconds>(lock).count()}});
   }
 }
 
@@ -87,17 +120,23 @@ Result<store::AccountRecord> AccountService::Authenticate(std::string_view name,
     logins_failed_.Increment();
     return Status::PermissionDenied(std::string(kWrongCredentials));
   }
-  if (Status s = CheckLock(*account); !s.ok()) {
+  if (Status s = lockout_.Check(account->id, address); !s.ok()) {
     logins_throttled_.Increment();
     return s;
   }
+  auto ticket = hashing_.Admit(HashWork::kLogin);
+  if (!ticket.ok()) {
+    logins_busy_.Increment();
+    return ticket.status();
+  }
   if (!hasher_.Verify(account->password_hash, password)) {
     throttle_.RecordFailure(address);
-    RecordFailure(*account);
+    RecordFailure(*account, address);
     logins_failed_.Increment();
     return Status::PermissionDenied(std::string(kWrongCredentials));
   }
   TELOS_RETURN_IF_ERROR(accounts_.RecordLoginSuccess(account->id));
+  lockout_.RecordSuccess(account->id, address);
   logins_ok_.Increment();
   return account;
 }
@@ -154,10 +193,15 @@ Status AccountService::ChangePassword(std::string_view character_name,
   if (!row.ok()) return row.status();
   auto account = accounts_.LoadById(row->account_id);
   if (!account.ok()) return account.status();
+  TELOS_RETURN_IF_ERROR(lockout_.Check(account->id, kPasswordCommandAddress));
+  // One ticket for both hashes: the player is logged in, so this is a login's kind of work.
+  auto ticket = hashing_.Admit(HashWork::kLogin);
+  if (!ticket.ok()) return ticket.status();
   if (!hasher_.Verify(account->password_hash, old_password)) {
-    RecordFailure(*account);
+    RecordFailure(*account, kPasswordCommandAddress);
     return Status::PermissionDenied("That is not your current password.");
   }
+  lockout_.Forgive(account->id, kPasswordCommandAddress);
   TELOS_RETURN_IF_ERROR(ValidateNewPassword(new_password, account->name));
   auto hash = hasher_.Hash(new_password);
   if (!hash.ok()) return hash.status();

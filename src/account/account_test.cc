@@ -1,6 +1,19 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
 #include "telos/account/account_service.h"
+#include "telos/account/hash_admission.h"
 #include "telos/account/names.h"
 #include "telos/account/passwords.h"
 #include "telos/base/limits.h"
@@ -10,6 +23,19 @@ namespace telos::account {
 namespace {
 
 using namespace std::chrono_literals;
+
+constexpr const char* kHome = "192.0.2.1";     // the owner's usual address
+constexpr const char* kStranger = "10.6.6.6";  // someone else's
+
+// Polls `done` until it holds or five seconds pass; returns whether it held.
+bool PollUntil(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
 
 TEST(NamesTest, CharacterNames) {
   EXPECT_TRUE(ValidateCharacterName("Aldric").ok());
@@ -71,11 +97,108 @@ TEST(AddressThrottleTest, RefusesAfterTooManyFailuresThenForgives) {
   auto refused = throttle.Check("10.0.0.1");
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.code(), StatusCode::kResourceExhausted);
-  EXPECT_NE(refused.message().find("try again in 58 seconds"), std::string::npos)
+  EXPECT_NE(refused.message().find("try again in 57 seconds"), std::string::npos)
       << refused.message();
   EXPECT_TRUE(throttle.Check("10.0.0.2").ok());  // other addresses are unaffected
-  clock.Advance(58s);                            // the oldest failure ages out
+  clock.Advance(57s);                            // the oldest failure ages out, as told
   EXPECT_TRUE(throttle.Check("10.0.0.1").ok());
+}
+
+TEST(AddressThrottleTest, AdmitCountsAndLongWaitsReadInMinutes) {
+  ManualClock clock;
+  AddressThrottle throttle(clock, 2, 60min, "Too many new accounts from your address");
+  EXPECT_TRUE(throttle.Admit("10.0.0.1").ok());
+  EXPECT_TRUE(throttle.Check("10.0.0.1").ok());  // Check alone counts nothing
+  EXPECT_TRUE(throttle.Admit("10.0.0.1").ok());
+  auto refused = throttle.Admit("10.0.0.1");
+  ASSERT_EQ(refused.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(refused.message(), "Too many new accounts from your address; try again in 60 minutes.");
+  clock.Advance(60min);
+  EXPECT_TRUE(throttle.Admit("10.0.0.1").ok());
+}
+
+TEST(RateWindowTest, RefusesEveryonePastTheBound) {
+  ManualClock clock;
+  RateWindow window(clock, 2, 60s, "Too many new accounts are being made right now");
+  EXPECT_TRUE(window.Admit().ok());
+  EXPECT_TRUE(window.Admit().ok());
+  clock.Advance(1s);
+  auto refused = window.Admit();
+  ASSERT_EQ(refused.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(refused.message(),
+            "Too many new accounts are being made right now; try again in 59 seconds.");
+  clock.Advance(59s);
+  EXPECT_TRUE(window.Admit().ok());
+}
+
+TEST(HashAdmissionTest, CreationsBeyondTheirShareAreBusyAtOnceAndLoginsKeepTheRest) {
+  HashAdmission admission({.hashes_in_flight_max = 2,
+                           .creation_hashes_in_flight_max = 1,
+                           .creation_waiters_max = 0,
+                           .login_waiters_max = 1});
+  std::optional<HashAdmission::Ticket> creation;
+  auto first = admission.Admit(HashWork::kCreation);
+  ASSERT_TRUE(first.ok());
+  creation.emplace(std::move(*first));
+  // The creation share is taken and creations may not wait: busy, without blocking.
+  auto second = admission.Admit(HashWork::kCreation);
+  ASSERT_EQ(second.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(second.status().message(), kServerBusy);
+  // The slot creations cannot take is a login's.
+  auto login = admission.Admit(HashWork::kLogin);
+  ASSERT_TRUE(login.ok());
+  EXPECT_EQ(admission.in_flight(), 2u);
+
+  // Every slot busy: one login may wait, the next is told at once.
+  std::optional<HashAdmission::Ticket> waited;
+  std::thread waiter([&] {
+    auto ticket = admission.Admit(HashWork::kLogin);
+    if (ticket.ok()) waited.emplace(std::move(*ticket));
+  });
+  ASSERT_TRUE(PollUntil([&] { return admission.waiting(HashWork::kLogin) == 1; }));
+  EXPECT_EQ(admission.Admit(HashWork::kLogin).status().code(), StatusCode::kResourceExhausted);
+  creation.reset();  // the freed slot goes to the waiting login
+  waiter.join();
+  ASSERT_TRUE(waited.has_value());
+  EXPECT_EQ(admission.in_flight(), 2u);
+  EXPECT_EQ(admission.waiting(HashWork::kLogin), 0u);
+}
+
+TEST(HashAdmissionTest, AFreedSlotGoesToAWaitingLoginBeforeAWaitingCreation) {
+  HashAdmission admission({.hashes_in_flight_max = 2,
+                           .creation_hashes_in_flight_max = 1,
+                           .creation_waiters_max = 1,
+                           .login_waiters_max = 1});
+  std::optional<HashAdmission::Ticket> a, b;
+  auto ta = admission.Admit(HashWork::kLogin);
+  auto tb = admission.Admit(HashWork::kLogin);
+  ASSERT_TRUE(ta.ok() && tb.ok());
+  a.emplace(std::move(*ta));
+  b.emplace(std::move(*tb));
+  std::atomic<bool> creation_started = false, login_started = false;
+  std::optional<HashAdmission::Ticket> c, l;
+  std::thread creator([&] {
+    auto t = admission.Admit(HashWork::kCreation);
+    if (t.ok()) c.emplace(std::move(*t));
+    creation_started = true;
+  });
+  ASSERT_TRUE(PollUntil([&] { return admission.waiting(HashWork::kCreation) == 1; }));
+  std::thread login([&] {
+    auto t = admission.Admit(HashWork::kLogin);
+    if (t.ok()) l.emplace(std::move(*t));
+    login_started = true;
+  });
+  ASSERT_TRUE(PollUntil([&] { return admission.waiting(HashWork::kLogin) == 1; }));
+  a.reset();
+  ASSERT_TRUE(PollUntil([&] { return login_started.load(); }));
+  EXPECT_FALSE(creation_started.load());  // it came first, but logins are served first
+  EXPECT_EQ(admission.waiting(HashWork::kCreation), 1u);
+  b.reset();
+  ASSERT_TRUE(PollUntil([&] { return creation_started.load(); }));
+  creator.join();
+  login.join();
+  EXPECT_TRUE(c.has_value());
+  EXPECT_TRUE(l.has_value());
 }
 
 class AccountServiceTest : public ::testing::Test {
@@ -84,24 +207,26 @@ class AccountServiceTest : public ::testing::Test {
     auto store = store::SqliteStore::Open({":memory:"}, clock_);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(*store);
+    Remake({});
+  }
+  void Remake(AccountServiceLimits limits) {
     service_ = std::make_unique<AccountService>(store_->accounts(), store_->characters(), hasher_,
-                                                throttle_, clock_, log_, metrics_);
+                                                throttle_, clock_, log_, metrics_, limits);
   }
   ManualClock clock_;
   PasswordHasher hasher_{PasswordCost::ForTests()};
-  AddressThrottle throttle_{clock_, 100, 60s};
+  AddressThrottle throttle_{clock_, limits::kLoginFailuresPerAddressMax, 60s};
   Logger log_{"test", LogLevel::kError};
   Metrics metrics_;
   std::unique_ptr<store::SqliteStore> store_;
   std::unique_ptr<AccountService> service_;
 };
-
 TEST_F(AccountServiceTest, CreateAuthenticateAndPlay) {
-  EXPECT_FALSE(*service_->AccountExists("ada"));
-  auto account = service_->CreateAccount("ada", "difference engine");
+  EXPECT_FALSE(*service_->AccountExists("ada", kHome));
+  auto account = service_->CreateAccount("ada", "difference engine", kHome);
   ASSERT_TRUE(account.ok()) << account.status().ToString();
-  EXPECT_TRUE(*service_->AccountExists("ADA"));
-  EXPECT_EQ(service_->CreateAccount("Ada", "another password").status().code(),
+  EXPECT_TRUE(*service_->AccountExists("ADA", kHome));
+  EXPECT_EQ(service_->CreateAccount("Ada", "another password", kHome).status().code(),
             StatusCode::kAlreadyExists);
   auto login = service_->Authenticate("ada", "difference engine", "127.0.0.1");
   ASSERT_TRUE(login.ok()) << login.status().ToString();
@@ -119,36 +244,143 @@ TEST_F(AccountServiceTest, CreateAuthenticateAndPlay) {
   auto claimed = service_->ClaimCharacter(account->id, "LOVELACE", 0);
   ASSERT_TRUE(claimed.ok());
   EXPECT_GT(claimed->owner_epoch, created->owner_epoch);
-  auto other = service_->CreateAccount("babbage", "analytical engine");
+  auto other = service_->CreateAccount("babbage", "analytical engine", kHome);
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(service_->ClaimCharacter(other->id, "lovelace", 0).status().code(),
             StatusCode::kPermissionDenied);
 }
 
 TEST_F(AccountServiceTest, RulesAreEnforced) {
-  EXPECT_EQ(service_->CreateAccount("x", "long enough pw").status().code(),
+  EXPECT_EQ(service_->CreateAccount("x", "long enough pw", kHome).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(service_->CreateAccount("ada", "short").status().code(), StatusCode::kInvalidArgument);
-  auto account = service_->CreateAccount("ada", "difference engine");
+  EXPECT_EQ(service_->CreateAccount("ada", "short", kHome).status().code(),
+            StatusCode::kInvalidArgument);
+  auto account = service_->CreateAccount("ada", "difference engine", kHome);
   ASSERT_TRUE(account.ok());
   EXPECT_EQ(service_->CreateCharacter(account->id, "God", "{}", "lobby", "atrium").status().code(),
             StatusCode::kInvalidArgument);
 }
 
-TEST_F(AccountServiceTest, WrongPasswordsLockTheAccountForGrowingTimes) {
-  ASSERT_TRUE(service_->CreateAccount("ada", "difference engine").ok());
+TEST_F(AccountServiceTest, WrongPasswordsLockTheAddressForGrowingTimes) {
+  ASSERT_TRUE(service_->CreateAccount("ada", "difference engine", kHome).ok());
   for (int64_t i = 0; i < limits::kLoginFailuresBeforeAccountLock; ++i) {
-    auto s = service_->Authenticate("ada", "wrong guess", "10.0.0." + std::to_string(i));
+    auto s = service_->Authenticate("ada", "wrong guess", kStranger);
     EXPECT_EQ(s.status().code(), StatusCode::kPermissionDenied);
     EXPECT_EQ(s.status().message(), "Wrong account name or password.");
   }
-  // Locked now: even the right password is refused, with the wait.
-  auto locked = service_->Authenticate("ada", "difference engine", "10.0.1.1");
+  // Locked from that address now: even the right password is refused, with the wait.
+  auto locked = service_->Authenticate("ada", "difference engine", kStranger);
   ASSERT_EQ(locked.status().code(), StatusCode::kResourceExhausted);
-  EXPECT_NE(locked.status().message().find("try again in 60 seconds"), std::string::npos)
-      << locked.status().message();
+  EXPECT_EQ(locked.status().message(),
+            "Too many failed logins for this account from your address; try again in 60 "
+            "seconds.");
   clock_.Advance(61s);
-  ASSERT_TRUE(service_->Authenticate("ada", "difference engine", "10.0.1.1").ok());
+  // One more failure doubles the lock.
+  EXPECT_EQ(service_->Authenticate("ada", "wrong again", kStranger).status().code(),
+            StatusCode::kPermissionDenied);
+  locked = service_->Authenticate("ada", "difference engine", kStranger);
+  ASSERT_EQ(locked.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(locked.status().message().find("try again in 2 minutes."), std::string::npos)
+      << locked.status().message();
+  clock_.Advance(121s);
+  ASSERT_TRUE(service_->Authenticate("ada", "difference engine", kStranger).ok());
+  // The success cleared the pair: one wrong password is just wrong again.
+  EXPECT_EQ(service_->Authenticate("ada", "wrong guess", kStranger).status().code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_TRUE(service_->Authenticate("ada", "difference engine", kStranger).ok());
+}
+
+// The hole: the lock was per account, so anyone knowing the name kept its owner out.
+TEST_F(AccountServiceTest, AStrangersFailuresDoNotLockTheOwnerOut) {
+  ASSERT_TRUE(service_->CreateAccount("ada", "difference engine", kHome).ok());
+  for (int64_t i = 0; i < limits::kLoginFailuresBeforeAccountLock + 2; ++i) {
+    (void)service_->Authenticate("ada", "wrong guess", kStranger);
+  }
+  EXPECT_EQ(service_->Authenticate("ada", "difference engine", kStranger).status().code(),
+            StatusCode::kResourceExhausted);
+  auto owner = service_->Authenticate("ada", "difference engine", kHome);
+  EXPECT_TRUE(owner.ok()) << owner.status().ToString();
+  // Even from an address the owner never used: the stranger's lock is the stranger's.
+  auto travelling = service_->Authenticate("ada", "difference engine", "198.51.100.7");
+  EXPECT_TRUE(travelling.ok()) << travelling.status().ToString();
+}
+
+TEST_F(AccountServiceTest, GuessesSpreadOverAddressesCloseTheAccountToUnfamiliarOnesOnly) {
+  AccountServiceLimits limits;
+  limits.lockout.account_failures_from_strangers_max = 10;
+  limits.lockout.account_window = 15min;
+  Remake(limits);
+  ASSERT_TRUE(service_->CreateAccount("ada", "difference engine", kHome).ok());
+  ASSERT_TRUE(service_->Authenticate("ada", "difference engine", kHome).ok());  // kHome is known
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(
+        service_->Authenticate("ada", "wrong guess", "10.5.0." + std::to_string(i)).status().code(),
+        StatusCode::kPermissionDenied);
+  }
+  auto unfamiliar = service_->Authenticate("ada", "difference engine", "198.51.100.7");
+  ASSERT_EQ(unfamiliar.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(unfamiliar.status().message(),
+            "Too many failed logins for this account from unfamiliar addresses; try again in 15 "
+            "minutes.");
+  auto owner = service_->Authenticate("ada", "difference engine", kHome);
+  EXPECT_TRUE(owner.ok()) << owner.status().ToString();
+  clock_.Advance(15min);
+  EXPECT_TRUE(service_->Authenticate("ada", "difference engine", "198.51.100.7").ok());
+}
+
+TEST_F(AccountServiceTest, CreationsAreThrottledPerAddress) {
+  for (size_t i = 0; i < limits::kAccountCreationsPerAddressMax; ++i) {
+    const std::string name = "ada" + std::to_string(i);
+    ASSERT_TRUE(service_->CreateAccount(name, "difference engine", kStranger).ok()) << name;
+  }
+  auto refused = service_->CreateAccount("adaz", "difference engine", kStranger);
+  ASSERT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(refused.status().message(),
+            "Too many new accounts from your address; try again in 60 minutes.");
+  EXPECT_FALSE(*service_->AccountExists("adaz", kHome));
+  EXPECT_TRUE(service_->CreateAccount("babbage", "analytical engine", kHome).ok());
+  clock_.Advance(std::chrono::milliseconds(limits::kAccountCreationPerAddressWindowMs));
+  EXPECT_TRUE(service_->CreateAccount("adaz", "difference engine", kStranger).ok());
+}
+
+TEST_F(AccountServiceTest, CreationsAreThrottledOverall) {
+  AccountServiceLimits limits;
+  limits.creations_max = 4;
+  limits.creation_window = 60s;
+  Remake(limits);
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(service_
+                    ->CreateAccount("ada" + std::to_string(i), "difference engine",
+                                    "10.4.0." + std::to_string(i))
+                    .ok());
+  }
+  clock_.Advance(1s);
+  auto refused = service_->CreateAccount("adaz", "difference engine", "10.4.1.1");
+  ASSERT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(refused.status().message(),
+            "Too many new accounts are being made right now; try again in 59 seconds.");
+  clock_.Advance(59s);
+  EXPECT_TRUE(service_->CreateAccount("adaz", "difference engine", "10.4.1.1").ok());
+}
+
+// The hole: AccountExists answered "no such account" for free, so names were enumerated
+// without ever meeting the throttle that slows password guessing.
+TEST_F(AccountServiceTest, UnknownNamesCostLikeWrongPasswords) {
+  ASSERT_TRUE(service_->CreateAccount("ada", "difference engine", kHome).ok());
+  for (size_t i = 0; i < limits::kLoginFailuresPerAddressMax; ++i) {
+    auto exists = service_->AccountExists("nobody" + std::to_string(i), kStranger);
+    ASSERT_TRUE(exists.ok()) << i << ": " << exists.status().ToString();
+    EXPECT_FALSE(*exists);
+  }
+  auto refused = service_->AccountExists("ada", kStranger);
+  ASSERT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("Too many failed logins from your address"),
+            std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(service_->Authenticate("ada", "difference engine", kStranger).status().code(),
+            StatusCode::kResourceExhausted);
+  EXPECT_TRUE(*service_->AccountExists("ada", kHome));
+  EXPECT_TRUE(service_->Authenticate("ada", "difference engine", kHome).ok());
 }
 
 TEST_F(AccountServiceTest, UnknownAccountLooksLikeAWrongPassword) {
@@ -158,13 +390,170 @@ TEST_F(AccountServiceTest, UnknownAccountLooksLikeAWrongPassword) {
 }
 
 TEST_F(AccountServiceTest, ChangePasswordNeedsTheOldOne) {
-  auto account = service_->CreateAccount("ada", "difference engine");
+  auto account = service_->CreateAccount("ada", "difference engine", kHome);
   ASSERT_TRUE(service_->CreateCharacter(account->id, "Lovelace", "{}", "lobby", "atrium").ok());
   EXPECT_EQ(service_->ChangePassword("lovelace", "wrong", "new password here").code(),
             StatusCode::kPermissionDenied);
   ASSERT_TRUE(service_->ChangePassword("lovelace", "difference engine", "new password here").ok());
   EXPECT_FALSE(service_->Authenticate("ada", "difference engine", "1.1.1.1").ok());
   EXPECT_TRUE(service_->Authenticate("ada", "new password here", "1.1.1.1").ok());
+}
+
+// The password command's wrong guesses used to count against the account itself, locking its
+// logins from everywhere; now they lock only the password command.
+TEST_F(AccountServiceTest, PasswordCommandGuessesLockOnlyThePasswordCommand) {
+  auto account = service_->CreateAccount("ada", "difference engine", kHome);
+  ASSERT_TRUE(service_->CreateCharacter(account->id, "Lovelace", "{}", "lobby", "atrium").ok());
+  for (int64_t i = 0; i < limits::kLoginFailuresBeforeAccountLock; ++i) {
+    EXPECT_EQ(service_->ChangePassword("lovelace", "wrong guess", "new password here").code(),
+              StatusCode::kPermissionDenied);
+  }
+  EXPECT_EQ(service_->ChangePassword("lovelace", "difference engine", "new password here").code(),
+            StatusCode::kResourceExhausted);
+  EXPECT_TRUE(service_->Authenticate("ada", "difference engine", kHome).ok());
+}
+
+// A fixed pool standing in for main's blocking pool (FIFO, like boost::asio::thread_pool).
+class TestPool {
+ public:
+  explicit TestPool(size_t threads) {
+    for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+  }
+  ~TestPool() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  void Post(std::function<void()> task) {
+    {
+      std::lock_guard lock(mu_);
+      tasks_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  void Loop() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+        if (tasks_.empty()) return;
+        task = std::move(tasks_.front());
+        tasks_.pop_front();
+      }
+      task();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> tasks_;  // guarded by mu_
+  bool stopping_ = false;                    // guarded by mu_
+  std::vector<std::thread> threads_;
+};
+
+// The hole: every creation hashed, so a flood of them from a few addresses queued every login
+// in the blocking pool behind hundreds of argon2id runs. Creation rates are raised out of the
+// way here so that admission alone is tested: logins from other addresses must finish after at
+// most a handful of the flood's hashes, and the flood beyond the admission bound must be told
+// "busy" at once (far quicker than one hash).
+TEST(AccountFloodTest, LoginsFromOtherAddressesFinishWhileCreationsFlood) {
+  ManualClock clock;
+  auto store = store::SqliteStore::Open({":memory:"}, clock);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  // Slow enough that a hash dominates a busy answer, fast enough for a unit test.
+  PasswordHasher hasher(PasswordCost{1, size_t{4} << 20});
+  AddressThrottle throttle(clock, limits::kLoginFailuresPerAddressMax, 60s);
+  Logger log("test", LogLevel::kError);
+  Metrics metrics;
+  AccountServiceLimits service_limits;
+  service_limits.creations_per_address_max = 100'000;
+  service_limits.creations_max = 100'000;
+  AccountService service((*store)->accounts(), (*store)->characters(), hasher, throttle, clock, log,
+                         metrics, service_limits);
+
+  constexpr int kPlayers = 8;
+  constexpr int kFlood = 400;
+  for (int i = 0; i < kPlayers; ++i) {
+    ASSERT_TRUE(service
+                    .CreateAccount("player" + std::to_string(i), "difference engine",
+                                   "10.1.0." + std::to_string(i))
+                    .ok());
+  }
+  auto hash_time = std::chrono::steady_clock::duration::max();
+  for (int i = 0; i < 3; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_TRUE(hasher.Hash("difference engine").ok());
+    hash_time = std::min(hash_time, std::chrono::steady_clock::now() - start);
+  }
+
+  std::mutex mu;
+  std::condition_variable cv;
+  int done = 0;                                                 // guarded by mu
+  int created_before_last_login = 0;                            // guarded by mu
+  int created = 0, busy = 0, logins_ok = 0, logins_done = 0;    // guarded by mu
+  std::vector<std::chrono::steady_clock::duration> busy_times;  // guarded by mu
+  std::chrono::steady_clock::duration last_login_after{};       // guarded by mu
+  {
+    TestPool pool(4);
+    for (int i = 0; i < kFlood; ++i) {
+      pool.Post([&, i] {
+        const auto start = std::chrono::steady_clock::now();
+        auto result = service.CreateAccount("flood" + std::to_string(i), "difference engine",
+                                            "10.66.0." + std::to_string(i % 3));
+        const auto took = std::chrono::steady_clock::now() - start;
+        std::lock_guard lock(mu);
+        if (result.ok()) ++created;
+        if (result.status().code() == StatusCode::kResourceExhausted) {
+          EXPECT_EQ(result.status().message(), kServerBusy);
+          ++busy;
+          busy_times.push_back(took);
+        }
+        ++done;
+        cv.notify_all();
+      });
+    }
+    // Posted behind the whole flood: the worst place in the pool's queue.
+    const auto logins_posted = std::chrono::steady_clock::now();
+    for (int i = 0; i < kPlayers; ++i) {
+      pool.Post([&, i] {
+        auto result = service.Authenticate("player" + std::to_string(i), "difference engine",
+                                           "10.1.0." + std::to_string(i));
+        std::lock_guard lock(mu);
+        if (result.ok()) ++logins_ok;
+        if (++logins_done == kPlayers) {
+          created_before_last_login = created;
+          last_login_after = std::chrono::steady_clock::now() - logins_posted;
+        }
+        ++done;
+        cv.notify_all();
+      });
+    }
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 60s, [&] { return done == kFlood + kPlayers; }))
+        << done << " of " << kFlood + kPlayers << " calls finished";
+  }
+  EXPECT_EQ(logins_ok, kPlayers);
+  // Admission lets one creation hash and one wait; the rest of the flood is answered busy, so
+  // only the few creations that hashed while the pool drained it came before the logins.
+  EXPECT_LE(created_before_last_login, 40) << "of a flood of " << kFlood;
+  EXPECT_GE(busy, kFlood - 40);
+  // In time, the same bound: without admission the logins waited for all 400 hashes (spread
+  // over the cores), with it for the drained busy answers and a few hashes.
+  EXPECT_LT(last_login_after, 100 * hash_time)
+      << "the last login took "
+      << std::chrono::duration<double, std::milli>(last_login_after).count() << " ms, one hash "
+      << std::chrono::duration<double, std::milli>(hash_time).count() << " ms";
+  ASSERT_FALSE(busy_times.empty());
+  std::sort(busy_times.begin(), busy_times.end());
+  const auto median_busy = busy_times[busy_times.size() / 2];
+  EXPECT_LT(median_busy, hash_time)
+      << "a busy answer took " << std::chrono::duration<double, std::micro>(median_busy).count()
+      << " us, one hash " << std::chrono::duration<double, std::micro>(hash_time).count() << " us";
 }
 
 }  // namespace

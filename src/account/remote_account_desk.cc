@@ -53,11 +53,12 @@ RemoteAccountDesk::RemoteAccountDesk(RemoteAccountDeskOptions options)
 
 RemoteAccountDesk::~RemoteAccountDesk() = default;
 
-Result<bool> RemoteAccountDesk::AccountExists(std::string_view name) {
+Result<bool> RemoteAccountDesk::AccountExists(std::string_view name, std::string_view address) {
   grpc::ClientContext context;
   client_->Prepare(context, false);
   v1::AccountName request;
   request.set_name(std::string(name));
+  request.set_address(std::string(address));
   v1::AccountExistsReply reply;
   const Status s = FromCall(client_->stub().AccountExists(&context, request, &reply));
   if (!s.ok()) return s;
@@ -65,12 +66,14 @@ Result<bool> RemoteAccountDesk::AccountExists(std::string_view name) {
 }
 
 Result<AccountRef> RemoteAccountDesk::CreateAccount(std::string_view name,
-                                                    std::string_view password) {
+                                                    std::string_view password,
+                                                    std::string_view address) {
   grpc::ClientContext context;
   client_->Prepare(context, true);
   v1::Credentials request;
   request.set_name(std::string(name));
   request.set_password(std::string(password));
+  request.set_address(std::string(address));
   v1::AccountReply reply;
   const Status s = FromCall(client_->stub().CreateAccount(&context, request, &reply));
   if (!s.ok()) return s;

@@ -344,7 +344,8 @@ void SessionCore::HandleLocked(std::string line) {
       }
       if (Lower(name) == "quit") return terminal_->Close("Farewell.");
       account_name_ = name;
-      RunBlocking([g = gate_, name] { return g->accounts.AccountExists(name); },
+      RunBlocking([g = gate_, name,
+                   address = address_] { return g->accounts.AccountExists(name, address); },
                   [this](Result<bool> exists) {
                     if (!exists.ok()) {
                       Fail(exists.status());
@@ -414,9 +415,8 @@ void SessionCore::HandleLocked(std::string line) {
         return AskAccountName();
       }
       RunBlocking(
-          [g = gate_, name = account_name_, password = std::move(new_password_)] {
-            return g->accounts.CreateAccount(name, password);
-          },
+          [g = gate_, name = account_name_, password = std::move(new_password_),
+           address = address_] { return g->accounts.CreateAccount(name, password, address); },
           [this](Result<account::AccountRef> account) {
             new_password_.clear();
             if (!account.ok()) {

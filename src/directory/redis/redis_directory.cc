@@ -236,14 +236,15 @@ RedisDirectory::RedisDirectory(RedisOptions options, const Clock& clock)
                      options_.reconnect_backoff_max_ms >= options_.reconnect_backoff_min_ms,
                  "bad redis reconnect backoff");
   prefix_ = "{" + options_.key_namespace + "}:";
-  conn_ = std::make_unique<redis::Connection>(
-      redis::ConnectionOptions{.host = options_.host,
-                               .port = options_.port,
-                               .connect_timeout_ms = options_.connect_timeout_ms,
-                               .command_timeout_ms = options_.command_timeout_ms,
-                               .reconnect_backoff_min_ms = options_.reconnect_backoff_min_ms,
-                               .reconnect_backoff_max_ms = options_.reconnect_backoff_max_ms},
-      clock);
+  const redis::ConnectionOptions connection{
+      .host = options_.host,
+      .port = options_.port,
+      .connect_timeout_ms = options_.connect_timeout_ms,
+      .command_timeout_ms = options_.command_timeout_ms,
+      .reconnect_backoff_min_ms = options_.reconnect_backoff_min_ms,
+      .reconnect_backoff_max_ms = options_.reconnect_backoff_max_ms};
+  conn_ = std::make_unique<redis::Connection>(connection, clock);
+  lease_conn_ = std::make_unique<redis::Connection>(connection, clock);
 }
 
 RedisDirectory::~RedisDirectory() = default;
@@ -268,7 +269,8 @@ Status RedisDirectory::RegisterShard(std::string_view shard_id, std::string_view
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckId("endpoint", endpoint));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  return ToStatus(Run(*conn_, internal::GetScripts().shard_register, Keys(prefix_, kShardKinds),
+  return ToStatus(Run(*lease_conn_, internal::GetScripts().shard_register,
+                      Keys(prefix_, kShardKinds),
                       {std::string(shard_id), std::string(endpoint), Num(ttl_ms), "register"}));
 }
 
@@ -277,14 +279,15 @@ Status RedisDirectory::HeartbeatShard(std::string_view shard_id, std::string_vie
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckId("endpoint", endpoint));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  return ToStatus(Run(*conn_, internal::GetScripts().shard_register, Keys(prefix_, kShardKinds),
+  return ToStatus(Run(*lease_conn_, internal::GetScripts().shard_register,
+                      Keys(prefix_, kShardKinds),
                       {std::string(shard_id), std::string(endpoint), Num(ttl_ms), "heartbeat"}));
 }
 
 Status RedisDirectory::DeregisterShard(std::string_view shard_id, std::string_view endpoint) {
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckId("endpoint", endpoint));
-  return ToStatus(Run(*conn_, internal::GetScripts().shard_deregister,
+  return ToStatus(Run(*lease_conn_, internal::GetScripts().shard_deregister,
                       {Key(kShards), Key(kEndpoints), Key(kOccupancy), Key(kOccupancyAt)},
                       {std::string(shard_id), std::string(endpoint)}));
 }
@@ -303,7 +306,7 @@ Result<LeaseGrant> RedisDirectory::ClaimZone(std::string_view zone, std::string_
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  return ToGrant(Run(*conn_, internal::GetScripts().lease_claim, {Key(kZone, zone)},
+  return ToGrant(Run(*lease_conn_, internal::GetScripts().lease_claim, {Key(kZone, zone)},
                      {std::string(shard_id), Num(ttl_ms), Num(min_epoch)}));
 }
 
@@ -313,7 +316,7 @@ Result<LeaseGrant> RedisDirectory::RenewZone(std::string_view zone, std::string_
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckEpoch(epoch));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  return ToGrant(Run(*conn_, internal::GetScripts().lease_renew, {Key(kZone, zone)},
+  return ToGrant(Run(*lease_conn_, internal::GetScripts().lease_renew, {Key(kZone, zone)},
                      {std::string(shard_id), Num(epoch), Num(ttl_ms), "1"}));
 }
 
@@ -322,7 +325,7 @@ Status RedisDirectory::ReleaseZone(std::string_view zone, std::string_view shard
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckEpoch(epoch));
-  return ToStatus(Run(*conn_, internal::GetScripts().lease_release, {Key(kZone, zone)},
+  return ToStatus(Run(*lease_conn_, internal::GetScripts().lease_release, {Key(kZone, zone)},
                       {std::string(shard_id), Num(epoch)}));
 }
 
@@ -335,7 +338,7 @@ Result<LeaseGrant> RedisDirectory::TransferZone(std::string_view zone, std::stri
   TELOS_RETURN_IF_ERROR(CheckId("to", to));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
   if (from == to) return Status::InvalidArgument("transfer to the same shard");
-  return ToGrant(Run(*conn_, internal::GetScripts().lease_transfer, {Key(kZone, zone)},
+  return ToGrant(Run(*lease_conn_, internal::GetScripts().lease_transfer, {Key(kZone, zone)},
                      {std::string(from), Num(from_epoch), std::string(to), Num(ttl_ms)}));
 }
 
@@ -362,7 +365,7 @@ Result<LeaseGrant> RedisDirectory::Campaign(std::string_view scope, std::string_
   TELOS_RETURN_IF_ERROR(CheckId("scope", scope));
   TELOS_RETURN_IF_ERROR(CheckId("candidate", candidate));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  return ToGrant(Run(*conn_, internal::GetScripts().lease_claim, {Key(kLeader, scope)},
+  return ToGrant(Run(*lease_conn_, internal::GetScripts().lease_claim, {Key(kLeader, scope)},
                      {std::string(candidate), Num(ttl_ms)}));
 }
 
@@ -373,7 +376,7 @@ Result<LeaseGrant> RedisDirectory::RenewLeadership(std::string_view scope,
   TELOS_RETURN_IF_ERROR(CheckId("candidate", candidate));
   TELOS_RETURN_IF_ERROR(CheckEpoch(term));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  return ToGrant(Run(*conn_, internal::GetScripts().lease_renew, {Key(kLeader, scope)},
+  return ToGrant(Run(*lease_conn_, internal::GetScripts().lease_renew, {Key(kLeader, scope)},
                      {std::string(candidate), Num(term), Num(ttl_ms), "1"}));
 }
 
@@ -381,7 +384,7 @@ Status RedisDirectory::Resign(std::string_view scope, std::string_view candidate
   TELOS_RETURN_IF_ERROR(CheckId("scope", scope));
   TELOS_RETURN_IF_ERROR(CheckId("candidate", candidate));
   TELOS_RETURN_IF_ERROR(CheckEpoch(term));
-  return ToStatus(Run(*conn_, internal::GetScripts().lease_release, {Key(kLeader, scope)},
+  return ToStatus(Run(*lease_conn_, internal::GetScripts().lease_release, {Key(kLeader, scope)},
                       {std::string(candidate), Num(term)}));
 }
 
@@ -390,7 +393,7 @@ Result<LeaseGrant> RedisDirectory::ConfirmLeadership(std::string_view scope,
   TELOS_RETURN_IF_ERROR(CheckId("scope", scope));
   TELOS_RETURN_IF_ERROR(CheckId("candidate", candidate));
   TELOS_RETURN_IF_ERROR(CheckEpoch(term));
-  return ToGrant(Run(*conn_, internal::GetScripts().lease_renew, {Key(kLeader, scope)},
+  return ToGrant(Run(*lease_conn_, internal::GetScripts().lease_renew, {Key(kLeader, scope)},
                      {std::string(candidate), Num(term), "0", "0"}, Access::kRead));
 }
 

@@ -41,9 +41,12 @@ struct CharacterClaim {
 class AccountDesk {
  public:
   virtual ~AccountDesk() = default;
-  virtual Result<bool> AccountExists(std::string_view name) = 0;
+  // `address` is the player's network address: every call that answers about a name or
+  // hashes a password is throttled by it (AccountService explains how).
+  virtual Result<bool> AccountExists(std::string_view name, std::string_view address) = 0;
   // Errors as AccountService::CreateAccount / Authenticate.
-  virtual Result<AccountRef> CreateAccount(std::string_view name, std::string_view password) = 0;
+  virtual Result<AccountRef> CreateAccount(std::string_view name, std::string_view password,
+                                           std::string_view address) = 0;
   virtual Result<AccountRef> Authenticate(std::string_view name, std::string_view password,
                                           std::string_view address) = 0;
   virtual Result<std::vector<CharacterSummary>> Characters(int64_t account_id) = 0;
@@ -66,8 +69,9 @@ class LocalAccountDesk final : public AccountDesk {
  public:
   explicit LocalAccountDesk(AccountService& service, ClaimMode mode = ClaimMode::kClaim)
       : service_(service), mode_(mode) {}
-  Result<bool> AccountExists(std::string_view name) override;
-  Result<AccountRef> CreateAccount(std::string_view name, std::string_view password) override;
+  Result<bool> AccountExists(std::string_view name, std::string_view address) override;
+  Result<AccountRef> CreateAccount(std::string_view name, std::string_view password,
+                                   std::string_view address) override;
   Result<AccountRef> Authenticate(std::string_view name, std::string_view password,
                                   std::string_view address) override;
   Result<std::vector<CharacterSummary>> Characters(int64_t account_id) override;
@@ -90,9 +94,12 @@ class AssertingAccountDesk final : public AccountDesk {
   AssertingAccountDesk(AccountDesk& inner, const auth::SigningKey& key, int64_t assertion_ttl_ms,
                        const Clock& clock)
       : inner_(inner), key_(key), assertion_ttl_ms_(assertion_ttl_ms), clock_(clock) {}
-  Result<bool> AccountExists(std::string_view name) override { return inner_.AccountExists(name); }
-  Result<AccountRef> CreateAccount(std::string_view name, std::string_view password) override {
-    return inner_.CreateAccount(name, password);
+  Result<bool> AccountExists(std::string_view name, std::string_view address) override {
+    return inner_.AccountExists(name, address);
+  }
+  Result<AccountRef> CreateAccount(std::string_view name, std::string_view password,
+                                   std::string_view address) override {
+    return inner_.CreateAccount(name, password, address);
   }
   Result<AccountRef> Authenticate(std::string_view name, std::string_view password,
                                   std::string_view address) override {

@@ -1,9 +1,29 @@
 // AccountService: accounts and the characters they own, for the gate's login screens.
 //
-// It creates accounts (argon2id password hashes), authenticates them with two throttles — per
-// network address (AddressThrottle) and per account (consecutive failures lock the account for
-// a time that doubles, up to a cap) — creates characters under the naming rules, and claims a
-// character for play (ClaimOwnership mints the owner_epoch that fences every later save).
+// It creates accounts (argon2id password hashes), authenticates them, creates characters under
+// the naming rules, and claims a character for play (ClaimOwnership mints the owner_epoch that
+// fences every later save).
+//
+// The login path cannot be starved, nor an owner locked out by a stranger:
+//   - Account creation is throttled per address (`creations_per_address_max` in a window) and
+//     for everyone (`creations_max` in a window): ResourceExhausted "Too many new accounts from
+//     your address; ..." or "Too many new accounts are being made right now; ...". An attempt
+//     counts once its name and password pass the rules, whether or not the name is taken.
+//   - Every argon2id hash (creation, login, password change) first takes a HashAdmission
+//     ticket: creations have a small share of the slots and a tiny wait queue, logins the rest;
+//     a full queue is answered ResourceExhausted "The server is busy; please try again in a
+//     moment." at once. A flood of creations thus holds at most a few blocking-pool threads,
+//     and logins of existing accounts still get slots.
+//   - Failed logins are throttled per address (AddressThrottle, injected: it is shared with
+//     the process's wiring) and per (account, address) pair with an account-wide bound for
+//     addresses that never logged in (LoginLockout, which explains why). A stranger's failures
+//     lock the stranger's address, not the owner's. The account row's failed_logins and
+//     locked_until_ms are no longer written or read: that lock was per account.
+//   - Unknown-account answers cost like wrong passwords: Authenticate of an unknown name and
+//     AccountExists answering "no" record a failure against the address, and an address over
+//     its limit is refused by AccountExists too, so enumerating names is throttled like
+//     guessing passwords.
+// Every refusal is ResourceExhausted with a sentence the gate shows the player as it is.
 //
 // Every method blocks on the stores and on password hashing: call it from a blocking pool,
 // never from an event loop or a zone executor. Thread-safe if the stores are.
@@ -15,8 +35,11 @@
 #include <vector>
 
 #include "telos/account/address_throttle.h"
+#include "telos/account/hash_admission.h"
+#include "telos/account/login_lockout.h"
 #include "telos/account/passwords.h"
 #include "telos/base/clock.h"
+#include "telos/base/limits.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
 #include "telos/base/status.h"
@@ -31,18 +54,33 @@ struct CharacterSummary {
   int64_t updated_at_ms = 0;
 };
 
+// The service's own bounds; the defaults come from limits.h, tests shrink them.
+struct AccountServiceLimits {
+  size_t creations_per_address_max = limits::kAccountCreationsPerAddressMax;
+  Duration creation_per_address_window =
+      std::chrono::milliseconds(limits::kAccountCreationPerAddressWindowMs);
+  size_t creations_max = limits::kAccountCreationsMax;
+  Duration creation_window = std::chrono::milliseconds(limits::kAccountCreationWindowMs);
+  HashAdmissionLimits hashing;
+  LoginLockoutLimits lockout;
+};
+
 class AccountService {
  public:
   AccountService(store::AccountStore& accounts, store::CharacterStore& characters,
                  const PasswordHasher& hasher, AddressThrottle& throttle, const Clock& clock,
-                 Logger& log, Metrics& metrics);
+                 Logger& log, Metrics& metrics, AccountServiceLimits limits = {});
 
   // True if an account of that name exists (the login screen asks before offering to create).
-  Result<bool> AccountExists(std::string_view name);
-  // InvalidArgument (name or password rules), AlreadyExists, Unavailable.
-  Result<store::AccountRecord> CreateAccount(std::string_view name, std::string_view password);
-  // PermissionDenied ("wrong name or password"), ResourceExhausted (throttled or locked, with
-  // the wait in the message), Unavailable.
+  // "No" counts as a failed login from `address`; ResourceExhausted when the address is over
+  // its limit.
+  Result<bool> AccountExists(std::string_view name, std::string_view address);
+  // InvalidArgument (name or password rules), ResourceExhausted (too many creations from the
+  // address or overall; the server busy), AlreadyExists, Unavailable.
+  Result<store::AccountRecord> CreateAccount(std::string_view name, std::string_view password,
+                                             std::string_view address);
+  // PermissionDenied ("wrong name or password"), ResourceExhausted (throttled, locked or busy,
+  // with the wait in the message), Unavailable.
   Result<store::AccountRecord> Authenticate(std::string_view name, std::string_view password,
                                             std::string_view address);
   Result<std::vector<CharacterSummary>> Characters(int64_t account_id);
@@ -60,23 +98,29 @@ class AccountService {
   // it: in a fleet the world that admits the character mints its owner_epoch.
   Result<store::CharacterRecord> CheckOwnership(int64_t account_id, std::string_view name);
   // Verifies `old_password` for the account owning `character_name`, then stores the new hash.
+  // Wrong old passwords count in LoginLockout under a pseudo-address of their own, so guessing
+  // through the password command is slowed without touching the account's logins.
   Status ChangePassword(std::string_view character_name, std::string_view old_password,
                         std::string_view new_password);
 
  private:
-  int64_t NowUnixMs() const;
-  Status CheckLock(const store::AccountRecord& account) const;
-  void RecordFailure(const store::AccountRecord& account);
+  void RecordFailure(const store::AccountRecord& account, std::string_view address);
 
   store::AccountStore& accounts_;
   store::CharacterStore& characters_;
   const PasswordHasher& hasher_;
   AddressThrottle& throttle_;
-  const Clock& clock_;
   Logger& log_;
+  AddressThrottle creations_per_address_;
+  RateWindow creations_;
+  HashAdmission hashing_;
+  LoginLockout lockout_;
   prometheus::Counter& logins_ok_;
   prometheus::Counter& logins_failed_;
   prometheus::Counter& logins_throttled_;
+  prometheus::Counter& logins_busy_;
+  prometheus::Counter& creations_throttled_;
+  prometheus::Counter& creations_busy_;
   prometheus::Counter& accounts_created_;
   prometheus::Counter& characters_created_;
 };

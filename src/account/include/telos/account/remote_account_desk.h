@@ -42,8 +42,9 @@ class RemoteAccountDesk final : public AccountDesk {
   RemoteAccountDesk(const RemoteAccountDesk&) = delete;
   RemoteAccountDesk& operator=(const RemoteAccountDesk&) = delete;
 
-  Result<bool> AccountExists(std::string_view name) override;
-  Result<AccountRef> CreateAccount(std::string_view name, std::string_view password) override;
+  Result<bool> AccountExists(std::string_view name, std::string_view address) override;
+  Result<AccountRef> CreateAccount(std::string_view name, std::string_view password,
+                                   std::string_view address) override;
   Result<AccountRef> Authenticate(std::string_view name, std::string_view password,
                                   std::string_view address) override;
   Result<std::vector<CharacterSummary>> Characters(int64_t account_id) override;

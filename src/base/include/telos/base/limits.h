@@ -60,6 +60,29 @@ inline constexpr int64_t kAccountLockMaxMs = 15 * 60 * 1000;
 inline constexpr int64_t kLoginTimeoutMs = 3 * 60 * 1000;  // to finish logging in
 inline constexpr int64_t kLinkDeadMs = 3 * 60 * 1000;      // a dropped player stays in the world
 
+// --- Logins: what creations, strangers and a flood may cost (src/account, AccountService).
+// The lock above (kLoginFailuresBeforeAccountLock, kAccountLockBaseMs, kAccountLockMaxMs) counts
+// failures per (account, address) pair, so a stranger's guesses lock only the stranger's address.
+inline constexpr size_t kAccountCreationsPerAddressMax = 3;  // within the window below
+inline constexpr int64_t kAccountCreationPerAddressWindowMs = 60 * 60 * 1000;
+inline constexpr size_t kAccountCreationsMax = 30;  // from every address, within the window below
+inline constexpr int64_t kAccountCreationWindowMs = 60 * 1000;
+// Failed logins of one account from addresses that never logged into it, within the window
+// below; past it only the account's known addresses may try.
+inline constexpr size_t kAccountFailuresFromStrangersMax = 50;
+inline constexpr int64_t kAccountFailureWindowMs = 15 * 60 * 1000;
+// A pair's consecutive failures start afresh after this long without one.
+inline constexpr int64_t kLoginFailuresForgottenAfterMs = 30 * 60 * 1000;
+inline constexpr size_t kLockoutPairsMax = 100'000;        // (account, address) pairs remembered
+inline constexpr size_t kLockoutAccountsMax = 100'000;     // accounts whose failures are counted
+inline constexpr size_t kKnownAddressesPerAccountMax = 8;  // recent successful login addresses
+// argon2id admission: hashes running at once, the share new accounts may take (the rest is
+// kept for logins), and how many of each may wait for a slot before "busy" is answered at once.
+inline constexpr size_t kPasswordHashesInFlightMax = 4;
+inline constexpr size_t kCreationHashesInFlightMax = 1;
+inline constexpr size_t kCreationHashWaitersMax = 1;
+inline constexpr size_t kLoginHashWaitersMax = 8;
+
 // --- Listening sockets
 inline constexpr int kListenBacklog = 1'024;
 

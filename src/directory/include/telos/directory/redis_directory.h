@@ -9,16 +9,19 @@
 // Keys. Every key starts with "{<key_namespace>}:", so several fleets (or tests) share one Redis
 // without colliding, and all keys of one namespace hash to one cluster slot.
 //
-// Connection. One blocking hiredis connection per instance, made lazily on the first call and
-// again after any failure. Connecting is bounded by connect_timeout_ms and each command by
+// Connections. Two blocking hiredis connections per instance: one reserved for lease and
+// leadership writes (registration, heartbeats, claims, renewals, releases, transfers,
+// campaigns), so that a renewal never waits behind the placements, presence and routing reads of
+// a busy shard, which share the other. Each is made lazily on its first call and again after any
+// failure. Connecting is bounded by connect_timeout_ms and each command by
 // command_timeout_ms. After a failed attempt, calls return kUnavailable at once (no network
 // round trip) until the backoff has passed; the backoff doubles from reconnect_backoff_min_ms up
 // to reconnect_backoff_max_ms and resets on success. A command whose request was sent but whose
 // answer never came returns kUnknownResult (it may have been applied); every other failure to
 // reach Redis returns kUnavailable. Nothing here throws or aborts on a Redis failure.
 //
-// Threads: every method may be called from any thread; calls on one instance are serialised on
-// its connection by a mutex. For parallelism give each blocking-pool thread its own instance.
+// Threads: every method may be called from any thread; calls on one connection are serialised
+// by its mutex. For parallelism give each blocking-pool thread its own instance.
 // Calls block the caller for up to connect_timeout_ms + command_timeout_ms, so never make them
 // on a zone executor (DESIGN.md section 5).
 //
@@ -138,6 +141,10 @@ class RedisDirectory final : public Directory {
   RedisOptions options_;
   std::string prefix_;
   std::unique_ptr<redis::Connection> conn_;
+  // Lease and leadership writes only (shard registration and heartbeat, zone claims, renewals,
+  // releases and transfers, leader campaigns): they must never queue behind placements,
+  // presence and routing reads, or a renewal could wait past the local fence.
+  std::unique_ptr<redis::Connection> lease_conn_;
 };
 
 }  // namespace telos::directory
