@@ -1,5 +1,6 @@
 #include "telos/gate/gate.h"
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -132,6 +133,15 @@ class PlayerBinding final : public world::PlayerSink {
     return true;
   }
 
+  // Tells the gate the character left the world, once. A character whose link-dead grace ran
+  // out as its "quit" went through is reported by the quit and again by the removal, and by
+  // then a new visit may have entered under the same name: the second report must not take
+  // that visit's binding (and its registration) with it.
+  void Depart() {
+    if (departed_.exchange(true)) return;
+    on_departed_();
+  }
+
   const std::string& name_key() const { return name_key_; }
   const std::string& display_name() const { return display_name_; }
   int64_t account_id() const { return account_id_; }
@@ -143,7 +153,8 @@ class PlayerBinding final : public world::PlayerSink {
   const std::string name_key_;
   const std::string display_name_;
   const int64_t account_id_;
-  const std::function<void()> on_departed_;  // the world let the character go (quit)
+  const std::function<void()> on_departed_;  // Gate::Shared::Departed, through Depart()
+  std::atomic<bool> departed_ = false;       // Depart() has told the gate
   mutable std::mutex mu_;
   std::shared_ptr<SessionCore> session_;  // guarded by mu_
   bool retiring_ = false;                 // guarded by mu_
@@ -260,7 +271,7 @@ void PlayerBinding::Deliver(world::PlayerOutput output) {
   }
   if (session) session->Show(std::move(output));
   if (!quit) return;
-  on_departed_();
+  Depart();
   if (session) session->CharacterQuit();
 }
 
@@ -717,8 +728,7 @@ void SessionCore::OnClosed() {
         std::chrono::milliseconds(gate_->options.link_dead_ms), [gate = gate_, binding] {
           if (!binding->BeginRetiring()) return;  // resumed meanwhile, or already leaving
           gate->log.Info("link-dead character removed", {{"character", binding->display_name()}});
-          gate->link.Remove(binding->name_key(),
-                            [gate, key = binding->name_key()] { gate->Departed(key); });
+          gate->link.Remove(binding->name_key(), [binding] { binding->Depart(); });
         });
   }
   gate_->UpdateGauges();
