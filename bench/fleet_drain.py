@@ -68,6 +68,11 @@ def main():
         "TELOS_FLEET_BASE_PORT": str(args.base_port), "TELOS_BIN": args.binary,
         "TELOS_REDIS_NAMESPACE": tag, "TELOS_DATABASE_SCHEMA": tag,
         "TELOS_PASSWORD_MEMORY_KIB": "64", "TELOS_PASSWORD_PASSES": "1",
+        # Every bot makes its account from 127.0.0.1, its first name unknown: lift the creation
+        # and per-address failure throttles.
+        "TELOS_ACCOUNT_CREATIONS_PER_ADDRESS_MAX": "1000000",
+        "TELOS_LOGIN_FAILURES_PER_ADDRESS_MAX": "1000000",
+        "TELOS_ACCOUNT_CREATIONS_MAX": "1000000", "TELOS_CREATION_HASH_WAITERS_MAX": "10000",
         "TELOS_CONNECTIONS_PER_ADDRESS_MAX": str(args.players + 64), "TELOS_LOG_LEVEL": "info",
         "TELOS_LEASE_TTL_MS": str(args.lease_ttl_ms),
     })

@@ -91,6 +91,11 @@ class TelosServer:
             "TELOS_WEB_DIR": os.path.join(REPO, "web"), "TELOS_SEED": "42",
             # Account creation is not what is measured: cheap hashing keeps the ramp short.
             "TELOS_PASSWORD_MEMORY_KIB": "64", "TELOS_PASSWORD_PASSES": "1",
+            # Every bot makes its account from 127.0.0.1, its first name unknown: lift the creation
+            # and per-address failure throttles.
+            "TELOS_ACCOUNT_CREATIONS_PER_ADDRESS_MAX": "1000000",
+            "TELOS_LOGIN_FAILURES_PER_ADDRESS_MAX": "1000000",
+            "TELOS_ACCOUNT_CREATIONS_MAX": "1000000", "TELOS_CREATION_HASH_WAITERS_MAX": "10000",
             "TELOS_CONNECTIONS_PER_ADDRESS_MAX": str(self.bots + 64),
         })
         env.update(self.extra_env)

@@ -51,6 +51,7 @@ Result<AccountRoleSettings> ReadAccountRoleSettings(const Config& config) {
                                                        s.password_memory_kib, 8, 4 * 1024 * 1024));
   TELOS_READ_SETTING(s.password_passes,
                      config.Int("TELOS_PASSWORD_PASSES", s.password_passes, 1, 10));
+  TELOS_READ_SETTING(s.account_limits, ReadAccountLimits(config));
   if (s.database_url.empty()) {
     return Status::InvalidArgument("TELOS_DATABASE_URL: required for telos account");
   }
@@ -122,7 +123,7 @@ int RunAccountRole(const AccountRoleSettings& settings, const Config& config) {
 
   // --- Accounts.
   AccountStack accounts(db->accounts(), db->characters(), settings.password_passes,
-                        settings.password_memory_kib, clock, log, metrics);
+                        settings.password_memory_kib, clock, log, metrics, settings.account_limits);
   account::LocalAccountDesk desk(accounts.service, account::ClaimMode::kVerifyOnly);
   account::AccountServerOptions server_options;
   server_options.listen_address = settings.listen_address;

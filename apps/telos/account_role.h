@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "role_common.h"
 #include "telos/base/config.h"
 #include "telos/base/status.h"
 
@@ -25,6 +26,7 @@ struct AccountRoleSettings {
   int64_t blocking_threads = 4;
   int64_t password_memory_kib = 19 * 1024;
   int64_t password_passes = 2;
+  AccountLimitSettings account_limits;  // ReadAccountLimits
 };
 
 // Reads every TELOS_* setting `account` uses; InvalidArgument names the bad or missing variable.

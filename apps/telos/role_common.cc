@@ -91,12 +91,12 @@ void RoleThreads::Join() {
 
 AccountStack::AccountStack(store::AccountStore& accounts, store::CharacterStore& characters,
                            int64_t password_passes, int64_t password_memory_kib, const Clock& clock,
-                           Logger& log, Metrics& metrics)
+                           Logger& log, Metrics& metrics, const AccountLimitSettings& limits)
     : hasher(account::PasswordCost{static_cast<uint64_t>(password_passes),
                                    static_cast<size_t>(password_memory_kib) * 1024}),
-      throttle(clock, limits::kLoginFailuresPerAddressMax,
+      throttle(clock, limits.login_failures_per_address_max,
                std::chrono::milliseconds(limits::kLoginFailureWindowMs)),
-      service(accounts, characters, hasher, throttle, clock, log, metrics) {
+      service(accounts, characters, hasher, throttle, clock, log, metrics, limits.service) {
   const account::PasswordCost minimum{};
   if (static_cast<size_t>(password_memory_kib) * 1024 < minimum.memory_bytes ||
       static_cast<uint64_t>(password_passes) < minimum.passes) {
@@ -104,6 +104,21 @@ AccountStack::AccountStack(store::AccountStore& accounts, store::CharacterStore&
         "password hashing is below OWASP's argon2id minimum (TELOS_PASSWORD_*): "
         "insecure, for load tests only");
   }
+}
+
+Result<AccountLimitSettings> ReadAccountLimits(const Config& config) {
+  AccountLimitSettings limits;
+  int64_t per_address = 0, overall = 0, waiters = 0, failures = 0;
+  TELOS_READ_SETTING(per_address,
+                     config.Int("TELOS_ACCOUNT_CREATIONS_PER_ADDRESS_MAX", 0, 0, 1'000'000));
+  TELOS_READ_SETTING(overall, config.Int("TELOS_ACCOUNT_CREATIONS_MAX", 0, 0, 1'000'000));
+  TELOS_READ_SETTING(waiters, config.Int("TELOS_CREATION_HASH_WAITERS_MAX", 0, 0, 10'000));
+  TELOS_READ_SETTING(failures, config.Int("TELOS_LOGIN_FAILURES_PER_ADDRESS_MAX", 0, 0, 1'000'000));
+  if (per_address > 0) limits.service.creations_per_address_max = static_cast<size_t>(per_address);
+  if (overall > 0) limits.service.creations_max = static_cast<size_t>(overall);
+  if (waiters > 0) limits.service.hashing.creation_waiters_max = static_cast<size_t>(waiters);
+  if (failures > 0) limits.login_failures_per_address_max = static_cast<size_t>(failures);
+  return limits;
 }
 
 Result<directory::RedisOptions> RedisOptionsFromConfig(const Config& config) {

@@ -20,6 +20,7 @@
 #include "telos/base/blocking.h"
 #include "telos/base/clock.h"
 #include "telos/base/config.h"
+#include "telos/base/limits.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
 #include "telos/directory/redis_directory.h"
@@ -78,16 +79,29 @@ class RoleThreads {
   bool joined_ = false;
 };
 
+// What a role may loosen of the login screens' throttles (ReadAccountLimits).
+struct AccountLimitSettings {
+  account::AccountServiceLimits service;
+  size_t login_failures_per_address_max = limits::kLoginFailuresPerAddressMax;
+};
+
 // Password hashing, the login throttle and the AccountService over a role's stores. Warns once
 // when the argon2id cost is below OWASP's minimum (load tests only).
 struct AccountStack {
   AccountStack(store::AccountStore& accounts, store::CharacterStore& characters,
                int64_t password_passes, int64_t password_memory_kib, const Clock& clock,
-               Logger& log, Metrics& metrics);
+               Logger& log, Metrics& metrics, const AccountLimitSettings& limits = {});
   account::PasswordHasher hasher;
   account::AddressThrottle throttle;
   account::AccountService service;
 };
+
+// TELOS_ACCOUNT_CREATIONS_PER_ADDRESS_MAX (an hour), TELOS_ACCOUNT_CREATIONS_MAX (a minute,
+// every address together), TELOS_CREATION_HASH_WAITERS_MAX (creations waiting for a hashing
+// slot before "busy") and TELOS_LOGIN_FAILURES_PER_ADDRESS_MAX (failed logins and unknown names,
+// in five minutes); 0 or unset: the defaults from limits.h. Load tests whose bots make thousands
+// of accounts from one address raise them; a public server keeps the defaults.
+Result<AccountLimitSettings> ReadAccountLimits(const Config& config);
 
 // TELOS_REDIS (redis://host:port, required) and TELOS_REDIS_NAMESPACE (key prefix, "telos").
 Result<directory::RedisOptions> RedisOptionsFromConfig(const Config& config);

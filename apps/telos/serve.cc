@@ -50,6 +50,7 @@ Result<ServeSettings> ReadServeSettings(const Config& config) {
                                                        s.password_memory_kib, 8, 4 * 1024 * 1024));
   TELOS_READ_SETTING(s.password_passes,
                      config.Int("TELOS_PASSWORD_PASSES", s.password_passes, 1, 10));
+  TELOS_READ_SETTING(s.account_limits, ReadAccountLimits(config));
   TELOS_READ_SETTING(s.seed, config.Int("TELOS_SEED", 0, 0, INT64_MAX));
   return s;
 }
@@ -103,7 +104,7 @@ int RunServe(const ServeSettings& settings, const Config& config) {
 
   // --- Accounts, persistence and the world.
   AccountStack accounts(db->accounts(), db->characters(), settings.password_passes,
-                        settings.password_memory_kib, clock, log, metrics);
+                        settings.password_memory_kib, clock, log, metrics, settings.account_limits);
   shard::StorePersistence persistence(db->characters(), metrics, log);
   persistence.Start();
   shard::StoreMail store_mail(db->mail(), blocking);

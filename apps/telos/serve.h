@@ -26,7 +26,8 @@ struct ServeSettings {
   int64_t output_pulse_ms = limits::kOutputPulseMsDefault;  // 0: nobody's output waits
   int64_t password_memory_kib = 19 * 1024;
   int64_t password_passes = 2;
-  int64_t seed = 0;  // 0: from the system's entropy
+  AccountLimitSettings account_limits;  // ReadAccountLimits
+  int64_t seed = 0;                     // 0: from the system's entropy
 };
 
 // Reads every TELOS_* setting `serve` uses; InvalidArgument names the bad variable.

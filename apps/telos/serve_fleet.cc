@@ -142,7 +142,7 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
   threads.Run(settings.io_threads, settings.zone_threads);
 
   AccountStack accounts(db->accounts(), db->characters(), settings.password_passes,
-                        settings.password_memory_kib, clock, log, metrics);
+                        settings.password_memory_kib, clock, log, metrics, settings.account_limits);
   account::LocalAccountDesk local_desk(accounts.service, account::ClaimMode::kVerifyOnly);
   account::AssertingAccountDesk desk(local_desk, *signing_key, kAssertionTtlMs, clock);
   shard::AccountPasswords passwords(local_desk, blocking);

@@ -220,6 +220,12 @@ class Fleet:
             "TELOS_CALLER_TOKEN": self.caller_token,
             "TELOS_PASSWORD_MEMORY_KIB": "8",
             "TELOS_PASSWORD_PASSES": "1",
+            # Many accounts from 127.0.0.1, each bot's first name unknown: lift the creation
+            # and per-address failure throttles (AccountService).
+            "TELOS_ACCOUNT_CREATIONS_PER_ADDRESS_MAX": "1000000",
+            "TELOS_LOGIN_FAILURES_PER_ADDRESS_MAX": "1000000",
+            "TELOS_ACCOUNT_CREATIONS_MAX": "1000000",
+            "TELOS_CREATION_HASH_WAITERS_MAX": "1000",
             "TELOS_LEASE_TTL_MS": str(LEASE_TTL_MS),
             "TELOS_LOG_LEVEL": "info",
             "TELOS_CONNECTIONS_PER_ADDRESS_MAX": "100",

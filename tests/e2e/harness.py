@@ -60,6 +60,13 @@ class Server:
             # Cheap hashing keeps account creation fast under the sanitizers (tests only).
             "TELOS_PASSWORD_MEMORY_KIB": "64",
             "TELOS_PASSWORD_PASSES": "1",
+            # Tests make many accounts from 127.0.0.1, each bot's first name unknown: lift the
+            # per-address and overall creation throttles and the per-address failure throttle,
+            # and let creations queue for a hashing slot.
+            "TELOS_ACCOUNT_CREATIONS_PER_ADDRESS_MAX": "1000000",
+            "TELOS_LOGIN_FAILURES_PER_ADDRESS_MAX": "1000000",
+            "TELOS_ACCOUNT_CREATIONS_MAX": "1000000",
+            "TELOS_CREATION_HASH_WAITERS_MAX": "1000",
         })
         env.update(self.extra_env)
         self.proc = subprocess.Popen([self.binary, self.role], env=env, stdout=subprocess.PIPE,
