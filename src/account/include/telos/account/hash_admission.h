@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <deque>
 #include <mutex>
+#include <string_view>
 
 #include "telos/base/limits.h"
 #include "telos/base/status.h"
