@@ -45,17 +45,25 @@ echo "== redis-benchmark -p $port -n $raw_requests -q EVALSHA $sha 0   (after)"
 raw_after=$(raw_rate)
 echo "   $raw_after requests/s"
 
+# rates FILE: "name<TAB>ops/s" for each benchmark of a Google Benchmark JSON report that ran
+# without an error (python3 rather than jq, which scripts/bootstrap does not install).
+rates() {
+  python3 -c '
+import json, sys
+for b in json.load(open(sys.argv[1]))["benchmarks"]:
+    if not b.get("error_occurred"):
+        print("%s\t%d" % (b["name"], int(b["items_per_second"])))' "$1"
+}
+
 raw=$(echo "$raw_before $raw_after" | awk '{ printf "%.0f", ($1 + $2) / 2 }')
 echo
 echo "raw EVALSHA (mean of before/after): $raw requests/s"
 printf '%-44s %14s %8s\n' "operation (threads)" "ops/s" "ratio"
-jq -r '.benchmarks[] | select(.error_occurred != true) |
-       [.name, (.items_per_second | floor)] | @tsv' "$out" |
+rates "$out" |
   while IFS=$'\t' read -r name rate; do
     printf '%-44s %14s %7.0f%%\n' "$name" "$rate" "$(echo "$rate $raw" | awk '{ print 100 * $1 / $2 }')"
   done
 echo
 echo "best per operation:"
-jq -r '.benchmarks[] | select(.error_occurred != true) |
-       [(.name | split("/")[0]), (.items_per_second | floor)] | @tsv' "$out" |
+rates "$out" | sed -E 's|/[^\t]*||' |
   sort -k1,1 -k2,2nr | awk -F'\t' -v raw="$raw" '!seen[$1]++ { printf "  %-22s %10d ops/s  %5.0f%% of raw EVALSHA\n", $1, $2, 100 * $2 / raw }'
