@@ -17,107 +17,11 @@ namespace telos::app {
 namespace {
 
 constexpr std::chrono::milliseconds kStopTimeout{15000};
-constexpr std::chrono::milliseconds kDrainDeadline{45000};
+constexpr int64_t kDrainDeadlineMs = 45'000;
 // How often Redis and PostgreSQL are probed for the degradation ladder.
 constexpr std::chrono::milliseconds kProbeInterval{1000};
 
 }  // namespace
-
-// Hosts what the lease keeper wins; a lost lease stops the zone at once, drops its unwritten
-// saves and sends its players back to their gates to be routed to the next owner, who loads
-// them from their last write. A zone the keeper cannot confirm because
-// Redis is unreachable keeps running, its saves held back until the lease is confirmed again
-// (single-shard mode), and dropped if a peer won it meanwhile.
-class WorldProcess::Hosting final : public shard::ZoneHosting {
- public:
-  Hosting(world::WorldHost& host, shard::WorldShard& shard, shard::StorePersistence& persistence,
-          store::CharacterStore& characters, const DependencyHealth& health, std::string shard_id,
-          Logger& log)
-      : host_(host),
-        shard_(shard),
-        persistence_(persistence),
-        characters_(characters),
-        health_(health),
-        shard_id_(std::move(shard_id)),
-        log_(log) {}
-
-  Status StartZone(const std::string& zone, uint64_t epoch) override {
-    TELOS_RETURN_IF_ERROR(RaiseFence(zone, epoch));
-    persistence_.SetLeaseEpoch(zone, epoch);
-    persistence_.ReleaseZone(zone);  // a new tenure writes again
-    return host_.StartZone(zone);
-  }
-  void StopZone(const std::string& zone, const std::string& why) override {
-    // The lease is lost or past its fence (or was suspended): what the zone did since is not
-    // ours to write, and neither are its players' saves as they are frozen out (invariant 1).
-    // They resume from their last write at the zone's next owner.
-    persistence_.DropZone(zone);
-    const Status s = host_.StopZone(zone, [this, zone](std::vector<world::PlayerTransfer> players) {
-      log_.Warn("zone stopped",
-                {{"zone", zone}, {"players", static_cast<int64_t>(players.size())}});
-      shard_.Evacuate(std::move(players));
-    });
-    if (!s.ok()) log_.Warn("zone stop failed", {{"zone", zone}, {"why", why}});
-  }
-  void SuspendZone(const std::string& zone, const std::string&) override {
-    persistence_.HoldZone(zone);
-  }
-  Status ResumeZone(const std::string& zone, uint64_t epoch) override {
-    TELOS_RETURN_IF_ERROR(RaiseFence(zone, epoch));
-    // Saves held meanwhile carry the old epoch: written if this is the same tenure, refused by
-    // the store's zone fence if the lease was won anew (the next save carries the new one).
-    persistence_.SetLeaseEpoch(zone, epoch);
-    persistence_.ReleaseZone(zone);
-    return Status::Ok();
-  }
-  uint64_t EpochFloor(const std::string& zone) override {
-    std::lock_guard lock(mu_);
-    auto it = floors_.find(zone);
-    return it == floors_.end() ? 0 : it->second;
-  }
-
- private:
-  // The store's zone fence is raised to the new tenure before the zone writes, so every save
-  // of an older tenure is refused from now on. A fence already above `epoch` means the
-  // directory lost its epochs (an empty Redis): refuse, and claim again above the fence.
-  // PostgreSQL unreachable: start anyway; the first save raises the fence itself.
-  Status RaiseFence(const std::string& zone, uint64_t epoch) {
-    // Known down: do not block the lease keeper's pass on a connect timeout.
-    if (!health_.up("postgres")) {
-      log_.Warn("zone fence not raised (PostgreSQL down): the first save will raise it",
-                {{"zone", zone}, {"epoch", epoch}});
-      return Status::Ok();
-    }
-    auto fence = characters_.RaiseZoneFence(zone, static_cast<int64_t>(epoch), shard_id_);
-    if (!fence.ok()) {
-      log_.Warn("zone fence not raised: the first save will raise it",
-                {{"zone", zone}, {"epoch", epoch}, {"error", fence.status().ToString()}});
-      return Status::Ok();
-    }
-    if (*fence > static_cast<int64_t>(epoch)) {
-      {
-        std::lock_guard lock(mu_);
-        floors_[zone] = static_cast<uint64_t>(*fence) + 1;
-      }
-      log_.Warn("lease epoch below the zone's durable fence: claiming again above it",
-                {{"zone", zone}, {"epoch", epoch}, {"fence", *fence}});
-      return Status::FailedPrecondition("zone " + zone + " was written at lease epoch " +
-                                        std::to_string(*fence) + ", above " +
-                                        std::to_string(epoch));
-    }
-    return Status::Ok();
-  }
-
-  world::WorldHost& host_;
-  shard::WorldShard& shard_;
-  shard::StorePersistence& persistence_;
-  store::CharacterStore& characters_;
-  const DependencyHealth& health_;
-  const std::string shard_id_;
-  Logger& log_;
-  std::mutex mu_;                           // StartZone also runs on gRPC threads (Adopt)
-  std::map<std::string, uint64_t> floors_;  // guarded by mu_
-};
 
 // Without an account service, in-game password changes are refused.
 class WorldProcess::NoPasswords final : public world::PasswordPort {
@@ -203,11 +107,6 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
       directory_(directory),
       clock_(clock),
       log_(log),
-      drain_redirected_(metrics.Counter("shard_drain_redirected_total",
-                                        "Players handed to a peer during a graceful drain")),
-      drain_reclaimed_(metrics.Counter(
-          "shard_drain_reclaimed_total",
-          "Players saved and routed again by their gates because a drain could not hand them")),
       pool_(ResolveZonePool(settings, *pack_).value_or(std::vector<std::string>{})),
       no_passwords_(std::make_unique<NoPasswords>()),
       persistence_(db.characters(), metrics, log),
@@ -231,9 +130,22 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
           SeedOf(settings)),
       shard_(ShardOptions(settings, *pack_), host_, directory, db.characters(), persistence_,
              assertion_key, handoff_key, io, blocking, clock, log, metrics),
-      hosting_(std::make_unique<Hosting>(host_, shard_, persistence_, db.characters(), health_,
-                                         settings.shard_id, log)),
-      keeper_(KeeperOptions(settings, pool_), directory, *hosting_, clock, log, metrics),
+      tenure_(shard::ZoneTenureDeps{.host = &host_,
+                                    .persistence = &persistence_,
+                                    .characters = &db.characters(),
+                                    .log = &log,
+                                    .shard_id = settings.shard_id,
+                                    .store_up = [this] { return health_.up("postgres"); },
+                                    .evacuate =
+                                        [this](std::vector<world::PlayerTransfer> players) {
+                                          shard_.Evacuate(std::move(players));
+                                        }}),
+      keeper_(KeeperOptions(settings, pool_), directory, tenure_, clock, log, metrics),
+      drain_(shard::ShardDrainOptions{.shard_id = settings.shard_id,
+                                      .lobby_zone = pack_->start_room.zone,
+                                      .lease_ttl_ms = settings.lease_ttl_ms,
+                                      .deadline_ms = kDrainDeadlineMs},
+             directory, keeper_, host_, shard_, clock, log, metrics),
       health_(log, metrics) {
   host_.SetFleetHooks(&shard_);
   persistence_.SetShard(settings.shard_id);
@@ -340,7 +252,7 @@ Status WorldProcess::Start() {
 void WorldProcess::Stop() {
   if (stopped_ || !started_) return;
   stopped_ = true;
-  if (grpc_port_ != 0) Drain();
+  if (grpc_port_ != 0) (void)drain_.Run();
   shard_.Stop();
   keeper_.Stop(false);
   const size_t zones_left = host_.StopAllZones(
@@ -359,126 +271,6 @@ void WorldProcess::Stop() {
   keeper_.Stop(true);  // only now may a peer claim the zones
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   persistence_.Stop();
-}
-
-void WorldProcess::Drain() {
-  const Instant started = clock_.Now();
-  shard_.BeginDrain();
-  auto shards = directory_.ListShards();
-  std::vector<directory::ShardInfo> peers;
-  if (shards.ok()) {
-    for (const auto& shard : *shards) {
-      if (shard.id != settings_.shard_id && !shard.endpoint.empty()) peers.push_back(shard);
-    }
-  }
-  log_.Info("signal received: draining before shutdown",
-            {{"zones", static_cast<int64_t>(keeper_.held().size())},
-             {"peers", static_cast<int64_t>(peers.size())}});
-  if (peers.empty()) {
-    log_.Warn("drain: no live peer; players are saved and wait for a new owner");
-    return;
-  }
-  auto endpoint_of = [&peers](const std::string& id) {
-    for (const auto& peer : peers) {
-      if (peer.id == id) return peer.endpoint;
-    }
-    return std::string();
-  };
-  struct Progress {
-    std::mutex mu;
-    std::condition_variable cv;
-    size_t zones_left = 0, redirected = 0, reclaimed = 0;
-  };
-  auto progress = std::make_shared<Progress>();
-  std::map<std::string, int64_t> occupancy;
-  for (const auto& entry : host_.Who()) ++occupancy[entry.zone];
-  std::vector<directory::Reservation> reservations;
-
-  // Hands the zone's players to `to` once it hosts the zone (or, for the lobby, at once).
-  auto hand_over = [&](const std::string& zone, const directory::ZoneOwner& to) {
-    {
-      std::lock_guard lock(progress->mu);
-      ++progress->zones_left;
-    }
-    const Status stopping =
-        host_.StopZone(zone, [this, progress, to](std::vector<world::PlayerTransfer> frozen) {
-          shard_.HandOver(std::move(frozen), to, [progress](size_t redirected, size_t reclaimed) {
-            std::lock_guard lock(progress->mu);
-            progress->redirected += redirected;
-            progress->reclaimed += reclaimed;
-            --progress->zones_left;
-            progress->cv.notify_all();
-          });
-        });
-    if (!stopping.ok()) {
-      std::lock_guard lock(progress->mu);
-      --progress->zones_left;
-    }
-  };
-
-  for (const auto& [zone, epoch] : keeper_.held()) {
-    directory::DrainTargetRequest request;
-    request.exclude = {settings_.shard_id};
-    request.amount = std::max<int64_t>(1, occupancy[zone]);  // a reservation holds at least one
-    auto target = directory_.SelectDrainTarget(request);
-    if (!target.ok()) {
-      log_.Warn("drain: no target for a zone",
-                {{"zone", zone}, {"error", target.status().ToString()}});
-      continue;
-    }
-    reservations.push_back(target->reservation);
-    const std::string peer = target->reservation.target;
-    // One fenced step: the lease is never ownerless.
-    auto moved =
-        directory_.TransferZone(zone, settings_.shard_id, epoch, peer, settings_.lease_ttl_ms);
-    if (!moved.ok()) {
-      log_.Warn("drain: lease transfer failed",
-                {{"zone", zone}, {"error", moved.status().ToString()}});
-      continue;
-    }
-    keeper_.Forget(zone);
-    const directory::ZoneOwner to{peer, endpoint_of(peer), moved->epoch, moved->ttl_ms};
-    if (Status adopted = shard_.CallAdopt(to, zone, moved->epoch); !adopted.ok()) {
-      log_.Warn("drain: peer did not adopt the zone; its players will be routed again",
-                {{"zone", zone}, {"peer", peer}, {"error", adopted.ToString()}});
-    }
-    log_.Info("drain: zone moved", {{"zone", zone}, {"to", peer}, {"epoch", moved->epoch}});
-    hand_over(zone, to);
-  }
-  // The lobby runs on every shard: its players go to the least loaded peer's.
-  directory::DrainTargetRequest lobby_request;
-  lobby_request.exclude = {settings_.shard_id};
-  lobby_request.amount = std::max<int64_t>(1, occupancy[pack_->start_room.zone]);
-  if (auto target = directory_.SelectDrainTarget(lobby_request); target.ok()) {
-    reservations.push_back(target->reservation);
-    const std::string peer = target->reservation.target;
-    hand_over(pack_->start_room.zone, directory::ZoneOwner{peer, endpoint_of(peer), 0, 0});
-  }
-
-  bool complete = false;
-  {
-    std::unique_lock lock(progress->mu);
-    complete =
-        progress->cv.wait_for(lock, kDrainDeadline, [&] { return progress->zones_left == 0; });
-  }
-  for (const auto& reservation : reservations) {
-    (void)directory_.ReleaseReservation(reservation.target, reservation.id);
-  }
-  std::lock_guard lock(progress->mu);
-  drain_redirected_.Increment(static_cast<double>(progress->redirected));
-  drain_reclaimed_.Increment(static_cast<double>(progress->reclaimed));
-  const int64_t took_ms = ElapsedMs(started, clock_.Now());
-  if (complete) {
-    log_.Info("drain complete", {{"redirected", static_cast<int64_t>(progress->redirected)},
-                                 {"reclaimed", static_cast<int64_t>(progress->reclaimed)},
-                                 {"took_ms", took_ms}});
-  } else {
-    log_.Error("graceful drain incomplete",
-               {{"zones_left", static_cast<int64_t>(progress->zones_left)},
-                {"redirected", static_cast<int64_t>(progress->redirected)},
-                {"reclaimed", static_cast<int64_t>(progress->reclaimed)},
-                {"took_ms", took_ms}});
-  }
 }
 
 void WorldProcess::AddRoutes(net::HttpServer& http) {

@@ -25,9 +25,11 @@
 #include "telos/directory/directory.h"
 #include "telos/net/http_server.h"
 #include "telos/shard/fleet_comms.h"
+#include "telos/shard/shard_drain.h"
 #include "telos/shard/store_ports.h"
 #include "telos/shard/world_shard.h"
 #include "telos/shard/zone_lease_keeper.h"
+#include "telos/shard/zone_tenure.h"
 #include "telos/store/postgres_store.h"
 #include "telos/world/mail_ping.h"
 #include "telos/world/world_host.h"
@@ -62,20 +64,13 @@ class WorldProcess {
   size_t online_count() const { return host_.online_count(); }
 
  private:
-  class Hosting;
   class NoPasswords;
-  // Graceful drain: each zone's lease moves to a live peer in one fenced step, the peer adopts
-  // it, and its players are handed over with their sockets open (ZERO-DROP). Bounded by
-  // kDrainDeadline; what is left is saved and routed again by the gates.
-  void Drain();
 
   const WorldRoleSettings settings_;
   std::shared_ptr<const world::Pack> pack_;
   directory::Directory& directory_;
   const Clock& clock_;
   Logger& log_;
-  prometheus::Counter& drain_redirected_;
-  prometheus::Counter& drain_reclaimed_;
   std::vector<std::string> pool_;
   std::unique_ptr<world::PasswordPort> no_passwords_;
   shard::StorePersistence persistence_;
@@ -83,8 +78,12 @@ class WorldProcess {
   world::PingingMail mail_;  // pings through comms_ (set before any zone runs)
   world::WorldHost host_;
   shard::WorldShard shard_;
-  std::unique_ptr<Hosting> hosting_;
+  // What a won, lost, suspended or resumed lease does here (the zone fence in the store).
+  shard::ZoneTenure tenure_;
   shard::ZoneLeaseKeeper keeper_;
+  // SIGTERM: each zone's lease moves to a live peer in one fenced step and its players follow
+  // with their sockets open.
+  shard::ShardDrain drain_;
   // Which of Redis, PostgreSQL and NATS answer, and the degraded mode while one does not.
   DependencyHealth health_;
   std::unique_ptr<bus::Bus> bus_;  // null without TELOS_NATS

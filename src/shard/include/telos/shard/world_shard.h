@@ -43,6 +43,7 @@
 #include "telos/directory/directory.h"
 #include "telos/shard/fleet_comms.h"
 #include "telos/shard/placement_writer.h"
+#include "telos/shard/shard_drain.h"
 #include "telos/shard/store_ports.h"
 #include "telos/store/character_store.h"
 #include "telos/store/checkpoint_store.h"
@@ -65,7 +66,9 @@ struct WorldShardOptions {
 class StreamHandle;
 class SessionSink;
 
-class WorldShard final : public world::FleetHooks, public telos::v1::World::CallbackService {
+class WorldShard final : public world::FleetHooks,
+                         public DrainHandOver,
+                         public telos::v1::World::CallbackService {
  public:
   WorldShard(WorldShardOptions options, world::WorldHost& host, directory::Directory& directory,
              store::CharacterStore& characters, StorePersistence& persistence,
@@ -127,14 +130,15 @@ class WorldShard final : public world::FleetHooks, public telos::v1::World::Call
     adopter_ = std::move(adopter);
   }
   // Asks `to` to adopt `zone`, whose lease this shard has just moved to it at `epoch`.
-  Status CallAdopt(const directory::ZoneOwner& to, const std::string& zone, uint64_t epoch);
+  Status CallAdopt(const directory::ZoneOwner& to, const std::string& zone,
+                   uint64_t epoch) override;
   // Hands players frozen out of a zone now owned by `to` over to it, sockets kept open; any
   // that cannot be handed over are saved and routed again by their gates. `done(redirected,
   // reclaimed)` runs once every player is settled (on a blocking thread).
   void HandOver(std::vector<world::PlayerTransfer> players, directory::ZoneOwner to,
-                std::function<void(size_t, size_t)> done);
+                std::function<void(size_t, size_t)> done) override;
   // From now on, logins of characters not already here are refused (they are routed again).
-  void BeginDrain();
+  void BeginDrain() override;
 
   // Another shard has claimed this character since this one did (its save was fenced): the
   // copy here is stale and is taken out of the world, unsaved and without a tombstone.

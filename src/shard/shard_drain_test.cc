@@ -1,0 +1,182 @@
+// ShardDrain on a MemoryDirectory under a ManualClock, with a real lease keeper and WorldHost
+// (zones on one manual executor the test pumps) and a recording DrainHandOver in place of the
+// gRPC calls: each held zone's lease moves to the peer in one fenced step, the peer is asked to
+// adopt it, the zone's and the lobby's players are handed over, reservations are released, and
+// the deadline is judged on the injected clock.
+#include "telos/shard/shard_drain.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "telos/directory/memory_directory.h"
+#include "tenure_test_util.h"
+
+namespace telos::shard {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::UnorderedElementsAre;
+
+constexpr int64_t kTtlMs = 15'000;
+
+// Starts what the keeper wins straight in the host (no store: the fence is ZoneTenure's job).
+class HostHosting final : public ZoneHosting {
+ public:
+  explicit HostHosting(world::WorldHost& host) : host_(host) {}
+  Status StartZone(const std::string& zone, uint64_t) override { return host_.StartZone(zone); }
+  void StopZone(const std::string& zone, const std::string&) override {
+    (void)host_.StopZone(zone, [](std::vector<world::PlayerTransfer>) {});
+  }
+  void SuspendZone(const std::string&, const std::string&) override {}
+  Status ResumeZone(const std::string&, uint64_t) override { return Status::Ok(); }
+
+ private:
+  world::WorldHost& host_;
+};
+
+// Records what the drain asks of the shard; hands players over at once unless told to hold.
+class RecordingHandOver final : public DrainHandOver {
+ public:
+  void BeginDrain() override {
+    std::lock_guard lock(mu_);
+    began = true;
+  }
+  Status CallAdopt(const directory::ZoneOwner& to, const std::string& zone,
+                   uint64_t epoch) override {
+    std::lock_guard lock(mu_);
+    adopts.push_back(to.shard_id + " " + zone + "@" + std::to_string(epoch));
+    return Status::Ok();
+  }
+  void HandOver(std::vector<world::PlayerTransfer> players, directory::ZoneOwner to,
+                std::function<void(size_t, size_t)> done) override {
+    std::unique_lock lock(mu_);
+    for (const auto& player : players) handed.push_back(player.state.name + "->" + to.shard_id);
+    if (hold) {
+      held_done.push_back([done, n = players.size()] { done(n, 0); });
+      return;
+    }
+    lock.unlock();
+    done(players.size(), 0);
+  }
+
+  std::mutex mu_;
+  bool hold = false;
+  bool began = false;
+  std::vector<std::string> adopts, handed;
+  std::vector<std::function<void()>> held_done;
+};
+
+class ShardDrainTest : public ::testing::Test {
+ protected:
+  ShardDrainTest() {
+    host_ = testing_util::MakeHost(world_, clock_, log_, metrics_, persistence_);
+    hosting_ = std::make_unique<HostHosting>(*host_);
+    ZoneLeaseKeeperOptions o;
+    o.shard_id = "A";
+    o.endpoint = "a.test:7000";
+    o.pool = {"town"};
+    o.lease_ttl_ms = kTtlMs;
+    o.shard_ttl_ms = kTtlMs;
+    keeper_ = std::make_unique<ZoneLeaseKeeper>(o, directory_, *hosting_, clock_, log_, metrics_);
+    RELEASE_ASSERT(host_->StartZone(world_.pack->start_room.zone).ok(), "lobby");
+    RELEASE_ASSERT(keeper_->Register().ok(), "register");
+    keeper_->Tick();  // wins town at epoch 1
+    world_.executor.RunReady();
+    drain_ = std::make_unique<ShardDrain>(
+        ShardDrainOptions{.shard_id = "A",
+                          .lobby_zone = world_.pack->start_room.zone,
+                          .lease_ttl_ms = kTtlMs,
+                          .deadline_ms = 45'000},
+        directory_, *keeper_, *host_, hand_over_, clock_, log_, metrics_);
+  }
+  ~ShardDrainTest() override {
+    (void)host_->StopAllZones(std::chrono::milliseconds(0), nullptr);
+    world_.executor.RunReady();
+  }
+
+  // Runs the drain on another thread while this one pumps the zones (and, with `advance`,
+  // moves the manual clock a second at a time) until it returns.
+  DrainResult RunDrain(bool advance = false) {
+    auto running = std::async(std::launch::async, [this] { return drain_->Run(); });
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (running.wait_for(std::chrono::milliseconds(1)) != std::future_status::ready) {
+      world_.executor.RunReady();
+      if (advance) clock_.Advance(std::chrono::seconds(1));
+      RELEASE_ASSERT(std::chrono::steady_clock::now() < limit, "the drain did not return");
+    }
+    return running.get();
+  }
+
+  ManualClock clock_;
+  Logger log_{"shard_drain_test", LogLevel::kError};
+  Metrics metrics_;
+  directory::MemoryDirectory directory_{clock_};
+  testing_util::TestWorld world_{clock_};
+  testing_util::NoPersistence persistence_;
+  std::unique_ptr<world::WorldHost> host_;
+  std::unique_ptr<HostHosting> hosting_;
+  std::unique_ptr<ZoneLeaseKeeper> keeper_;
+  RecordingHandOver hand_over_;
+  std::unique_ptr<ShardDrain> drain_;
+};
+
+TEST_F(ShardDrainTest, EachZoneMovesToThePeerInOneFencedStepAndItsPlayersFollow) {
+  ASSERT_TRUE(directory_.RegisterShard("B", "b.test:7000", kTtlMs).ok());
+  ASSERT_TRUE(testing_util::LoginAt(*host_, "Ada", "town:north_gate").ok());
+  ASSERT_TRUE(testing_util::LoginAt(*host_, "Bo", world_.pack->start_room.ToString()).ok());
+  world_.executor.RunReady();
+
+  const DrainResult result = RunDrain();
+  EXPECT_TRUE(result.complete);
+  EXPECT_EQ(result.zones_moved, 1u);
+  EXPECT_EQ(result.redirected, 2u);
+  EXPECT_EQ(result.reclaimed, 0u);
+  EXPECT_TRUE(hand_over_.began);
+  // The lease went straight from A's tenure 1 to B's tenure 2: never ownerless.
+  auto owner = directory_.OwnerOfZone("town");
+  ASSERT_TRUE(owner.ok() && owner->has_value());
+  EXPECT_EQ((*owner)->shard_id, "B");
+  EXPECT_EQ((*owner)->epoch, 2u);
+  EXPECT_THAT(hand_over_.adopts, ElementsAre("B town@2"));
+  EXPECT_THAT(hand_over_.handed, UnorderedElementsAre("Ada->B", "Bo->B"));
+  EXPECT_TRUE(keeper_->held().empty());
+  EXPECT_TRUE(host_->RunningZones().empty());
+  EXPECT_EQ(*directory_.ReservedSum("B"), 0) << "the drain's reservations outlived it";
+}
+
+TEST_F(ShardDrainTest, WithoutALivePeerNothingMovesAndThePlayersStay) {
+  ASSERT_TRUE(testing_util::LoginAt(*host_, "Ada", "town:north_gate").ok());
+  world_.executor.RunReady();
+  const DrainResult result = RunDrain();
+  EXPECT_FALSE(result.complete);
+  EXPECT_EQ(result.zones_moved, 0u);
+  EXPECT_EQ(result.zones_left, 1u);
+  EXPECT_EQ(keeper_->held().size(), 1u);
+  EXPECT_TRUE(hand_over_.handed.empty());
+  auto owner = directory_.OwnerOfZone("town");
+  ASSERT_TRUE(owner.ok() && owner->has_value());
+  EXPECT_EQ((*owner)->shard_id, "A");
+}
+
+// The peer never settles the hand-over: the drain gives up at its deadline on the injected
+// clock, says what was left, and still releases its reservations.
+TEST_F(ShardDrainTest, AHandOverThatNeverSettlesEndsAtTheDeadline) {
+  ASSERT_TRUE(directory_.RegisterShard("B", "b.test:7000", 600'000).ok());
+  hand_over_.hold = true;
+  const DrainResult result = RunDrain(/*advance=*/true);
+  EXPECT_FALSE(result.complete);
+  EXPECT_EQ(result.zones_left, 2u);  // town and the lobby
+  EXPECT_GE(result.took_ms, 45'000);
+  EXPECT_EQ(*directory_.ReservedSum("B"), 0);
+  // A late settlement after the drain returned touches nothing that is gone.
+  for (auto& done : hand_over_.held_done) done();
+}
+
+}  // namespace
+}  // namespace telos::shard
