@@ -31,6 +31,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <fstream>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -143,6 +144,71 @@ std::string RedactUrls(std::string_view urls) {
   }
 }
 
+// At most one kind of credentials, each complete, and its files readable: a mistake here is
+// an operator's, found at start-up rather than as a refusal from the server.
+Status CheckCredentials(const NatsCredentials& c) {
+  const int kinds = int{!c.user.empty() || !c.password.empty()} + int{!c.token.empty()} +
+                    int{!c.creds_file.empty()} + int{!c.nkey.empty() || !c.nkey_seed_file.empty()};
+  if (kinds > 1) {
+    return Status::InvalidArgument(
+        "NATS credentials of more than one kind (user and password, token, creds file, nkey): "
+        "give one");
+  }
+  if (c.user.empty() != c.password.empty()) {
+    return Status::InvalidArgument("a NATS user needs a password, and a password a user");
+  }
+  if (c.nkey.empty() != c.nkey_seed_file.empty()) {
+    return Status::InvalidArgument("a NATS nkey needs its seed file, and a seed file its nkey");
+  }
+  for (const std::string* path : {&c.creds_file, &c.nkey_seed_file}) {
+    if (path->empty()) continue;
+    std::ifstream in(*path, std::ios::binary);
+    if (!in) return Status::InvalidArgument("cannot open the NATS credentials file " + *path);
+  }
+  return Status::Ok();
+}
+
+natsStatus ApplyCredentials(natsOptions* opts, const NatsCredentials& c) {
+  if (!c.user.empty()) return natsOptions_SetUserInfo(opts, c.user.c_str(), c.password.c_str());
+  if (!c.token.empty()) return natsOptions_SetToken(opts, c.token.c_str());
+  if (!c.creds_file.empty()) {
+    // One file holds both the JWT and the seed.
+    return natsOptions_SetUserCredentialsFromFiles(opts, c.creds_file.c_str(), nullptr);
+  }
+  if (!c.nkey.empty()) {
+    return natsOptions_SetNKeyFromSeed(opts, c.nkey.c_str(), c.nkey_seed_file.c_str());
+  }
+  return NATS_OK;
+}
+
+// One connect attempt that does not retry, and goes at once. Retrying, nats.c closes a
+// connection whose login the server refuses with nothing but "No server available for
+// connection", which would leave a bus down for good and a log that does not say why; this
+// attempt gets the server's own words. Anything but a refusal is left to the retrying
+// connection (a server that is down is an outage, not an error).
+Status ProbeLogin(const NatsBusOptions& o, std::string_view shown_url) {
+  natsOptions* raw = nullptr;
+  if (natsOptions_Create(&raw) != NATS_OK) return Status::Internal("cannot create NATS options");
+  std::unique_ptr<natsOptions, void (*)(natsOptions*)> opts(raw, &natsOptions_Destroy);
+  natsStatus s = natsOptions_SetURL(opts.get(), o.url.c_str());
+  if (s == NATS_OK) s = natsOptions_SetTimeout(opts.get(), o.connect_timeout_ms);
+  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts.get(), false);
+  if (s == NATS_OK) s = ApplyCredentials(opts.get(), o.credentials);
+  if (s != NATS_OK) return Status::Ok();  // the real connection reports bad options
+  natsConnection* nc = nullptr;
+  s = natsConnection_Connect(&nc, opts.get());
+  std::string detail;
+  if (s != NATS_OK) {
+    natsStatus last = NATS_OK;
+    const char* text = nats_GetLastError(&last);
+    if (text != nullptr) detail = text;
+  }
+  if (nc != nullptr) natsConnection_Destroy(nc);
+  if (s != NATS_CONNECTION_AUTH_FAILED) return Status::Ok();
+  return Status::PermissionDenied("NATS at " + std::string(shown_url) + " refused the login: " +
+                                  (detail.empty() ? natsStatus_GetText(s) : detail));
+}
+
 Status FromNats(natsStatus s, std::string_view what) {
   if (s == NATS_OK) return Status::Ok();
   std::string message = std::string(what) + ": " + natsStatus_GetText(s);
@@ -150,6 +216,9 @@ Status FromNats(natsStatus s, std::string_view what) {
     case NATS_INVALID_SUBJECT:
     case NATS_INVALID_ARG:
     case NATS_MAX_PAYLOAD: return Status::InvalidArgument(std::move(message));
+    // The server refused the credentials, or this user's permissions forbid the operation.
+    case NATS_CONNECTION_AUTH_FAILED:
+    case NATS_NOT_PERMITTED: return Status::PermissionDenied(std::move(message));
     default: return Status::Unavailable(std::move(message));
   }
 }
@@ -206,8 +275,16 @@ struct NatsBus::Core {
   static void OnDisconnected(natsConnection*, void* closure) {
     if (auto core = CoreOf(closure)) core->SetUp(false, "");
   }
-  static void OnClosed(natsConnection*, void* closure) {
+  // Errors reported on a live connection: a permissions violation, a slow consumer. (nats.c
+  // 3.4 does not report a refused login here; see ProbeLogin and LogGivingUp.)
+  static void OnError(natsConnection* nc, natsSubscription*, natsStatus err, void* closure) {
+    auto core = CoreOf(closure);
+    if (!core) return;
+    core->LogServerError(std::string(natsStatus_GetText(err)) + ": " + LastError(nc));
+  }
+  static void OnClosed(natsConnection* nc, void* closure) {
     if (auto core = CoreOf(closure)) {
+      core->LogGivingUp(nc);
       core->SetUp(false, "");
       std::lock_guard lock(core->state_mu);
       core->closed = true;
@@ -265,6 +342,35 @@ struct NatsBus::Core {
       FailAllPending(Status::Unavailable("nats connection lost"));
     }
     if (callback) callback(now_up);
+  }
+
+  // nats.c closes a connection for good when the server refuses its credentials (on the
+  // first connect or a reconnect): without this line the bus would just stay down.
+  void LogGivingUp(natsConnection* nc) {
+    {
+      std::lock_guard lock(state_mu);
+      if (stopping) return;  // our own Close
+    }
+    logger.Error(
+        "nats gave up the connection (as it does when the server refuses the login): check the "
+        "credentials and restart",
+        {{"url", redacted_url}, {"error", LastError(nc)}});
+  }
+
+  // The connection's last error as the server worded it ("Authorization Violation").
+  static std::string LastError(natsConnection* nc) {
+    const char* text = nullptr;
+    const natsStatus s = natsConnection_GetLastError(nc, &text);
+    if (text != nullptr && *text != '\0') return text;
+    return natsStatus_GetText(s);
+  }
+
+  // A flood of one error (every publish of a subject the server forbids) is logged once.
+  void LogServerError(std::string text) {
+    std::lock_guard lock(state_mu);
+    if (stopping || text == last_error_logged) return;
+    logger.Warn("nats error", {{"url", redacted_url}, {"error", text}});
+    last_error_logged = std::move(text);
   }
 
   void LogOutageLocked() {
@@ -480,6 +586,7 @@ struct NatsBus::Core {
   std::mutex state_mu;
   std::condition_variable closed_cv;
   bool outage_logged = false;
+  std::string last_error_logged;  // the last error LogServerError logged
   bool stopping = false;
   bool closed = false;
   std::function<void(bool)> on_change;
@@ -510,6 +617,8 @@ Result<std::unique_ptr<NatsBus>> NatsBus::Connect(NatsBusOptions options, Logger
       options.ping_interval_ms <= 0 || options.subscribe_flush_timeout_ms <= 0) {
     return Status::InvalidArgument("NATS timings must be positive");
   }
+  TELOS_RETURN_IF_ERROR(CheckCredentials(options.credentials));
+  TELOS_RETURN_IF_ERROR(ProbeLogin(options, RedactUrls(options.url)));
   auto core = std::make_shared<Core>(std::move(options), logger);
   const NatsBusOptions& o = core->options;
 
@@ -528,6 +637,7 @@ Result<std::unique_ptr<NatsBus>> NatsBus::Connect(NatsBusOptions options, Logger
   if (s == NATS_OK) s = natsOptions_SetMaxPingsOut(opts.get(), kMaxPingsOut);
   // One delivery pool for every subscription of the process instead of a thread each.
   if (s == NATS_OK) s = natsOptions_UseGlobalMessageDelivery(opts.get(), true);
+  if (s == NATS_OK) s = ApplyCredentials(opts.get(), o.credentials);
   if (s != NATS_OK) return FromNats(s, "NATS options");
 
   // The connection's closure; freed by OnClosed, the last connection event.
@@ -537,6 +647,7 @@ Result<std::unique_ptr<NatsBus>> NatsBus::Connect(NatsBusOptions options, Logger
     s = natsOptions_SetReconnectedCB(opts.get(), &Core::OnReconnected, conn_closure);
   }
   if (s == NATS_OK) s = natsOptions_SetClosedCB(opts.get(), &Core::OnClosed, conn_closure);
+  if (s == NATS_OK) s = natsOptions_SetErrorHandler(opts.get(), &Core::OnError, conn_closure);
   // With a connected callback, a first connect that fails returns NATS_NOT_YET_CONNECTED at
   // once and keeps trying in the background, with the reconnect settings.
   if (s == NATS_OK) {
@@ -551,9 +662,18 @@ Result<std::unique_ptr<NatsBus>> NatsBus::Connect(NatsBusOptions options, Logger
   if (s != NATS_OK && s != NATS_NOT_YET_CONNECTED) {
     // Nothing was connected, but nats.c may have posted an event that still refers to the
     // closure, so it is not freed here.
-    const Status status = FromNats(s, "NATS connect to " + core->redacted_url);
-    return status.code() == StatusCode::kInvalidArgument ? status
-                                                         : Status::Unavailable(status.message());
+    // A refused login fails at once even with retries on, so a wrong password stops the
+    // process at start-up with the server's words.
+    std::string what = "NATS connect to " + core->redacted_url;
+    natsStatus last = NATS_OK;
+    if (const char* detail = nats_GetLastError(&last); detail != nullptr && *detail != '\0') {
+      what += " (" + std::string(detail) + ")";
+    }
+    const Status status = FromNats(s, what);
+    return status.code() == StatusCode::kInvalidArgument ||
+                   status.code() == StatusCode::kPermissionDenied
+               ? status
+               : Status::Unavailable(status.message());
   }
   if (s == NATS_OK) {
     core->SetUp(true, "nats connected");

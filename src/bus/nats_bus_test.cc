@@ -9,10 +9,13 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <spdlog/sinks/ringbuffer_sink.h>
@@ -280,6 +283,197 @@ TEST(NatsBus, DestructionCancelsWaitingRequestsExactlyOnce) {
     EXPECT_EQ(o->Code(), StatusCode::kCancelled);
   }
   for (const Message& m : mute.messages()) EXPECT_TRUE((*server)->Reply(m, "late").ok());
+}
+
+// ------------------------------------------------------------------ credentials
+
+TEST(NatsBus, CredentialsAreCheckedBeforeConnecting) {
+  Logger logger("bus-test", LogLevel::kError);
+  const auto with = [](NatsCredentials c) {
+    NatsBusOptions o = TestOptions("nats://127.0.0.1:4222", "creds");
+    o.credentials = std::move(c);
+    return o;
+  };
+  for (const NatsCredentials& bad : {
+           NatsCredentials{.user = "telos-world"},                        // no password
+           NatsCredentials{.password = "pw"},                             // no user
+           NatsCredentials{.user = "u", .password = "p", .token = "t"},   // two kinds
+           NatsCredentials{.token = "t", .creds_file = "/etc/hostname"},  //
+           NatsCredentials{.nkey = "UABC"},                               // no seed file
+           NatsCredentials{.nkey_seed_file = "/etc/hostname"},            // no nkey
+           NatsCredentials{.creds_file = "/nonexistent/world.creds"},     // unreadable
+           NatsCredentials{.nkey = "UABC", .nkey_seed_file = "/nonexistent/world.nk"},
+       }) {
+    auto bus = NatsBus::Connect(with(bad), logger);
+    EXPECT_EQ(bus.status().code(), StatusCode::kInvalidArgument);
+    if (!bus.ok()) EXPECT_EQ(bus.status().message().find("pw"), std::string::npos);
+  }
+}
+
+// deploy/nats/permissions.conf of the source tree this binary was built from: the first
+// folder above the binary (build/<preset>/src/bus/) that holds it.
+std::filesystem::path ShippedPermissionsFile() {
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+  for (; !ec && !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+    const auto candidate = dir / "deploy" / "nats" / "permissions.conf";
+    if (std::filesystem::exists(candidate, ec)) return candidate;
+  }
+  return {};
+}
+
+// A private nats-server configured with deploy/nats/permissions.conf as shipped (copied beside
+// a config that listens on a free port and includes it), its passwords in its environment.
+class NatsPermissionsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    port_ = ::telos::testing::FreeLoopbackPort();
+    ASSERT_GT(port_, 0);
+    dir_ = std::filesystem::temp_directory_path() /
+           ("telos-nats-auth-" + std::to_string(::getpid()) + "-" + RandomToken());
+    std::filesystem::create_directories(dir_);
+    const std::filesystem::path example = ShippedPermissionsFile();
+    ASSERT_FALSE(example.empty()) << "deploy/nats/permissions.conf not found above this binary";
+    std::error_code ec;
+    std::filesystem::copy_file(example, dir_ / "permissions.conf", ec);
+    ASSERT_FALSE(ec) << "cannot copy " << example << ": " << ec.message();
+    {
+      std::ofstream conf(dir_ / "server.conf");
+      conf << "listen: 127.0.0.1:" << port_ << "\ninclude ./permissions.conf\n";
+    }
+    // nats-server reads the $TELOS_NATS_*_PASSWORD references from its environment, which it
+    // inherits from this process.
+    for (const auto& [name, value] :
+         {std::pair{"TELOS_NATS_WORLD_PASSWORD", world_password_},
+          std::pair{"TELOS_NATS_GATE_PASSWORD", gate_password_},
+          std::pair{"TELOS_NATS_ACCOUNT_PASSWORD", account_password_}}) {
+      ASSERT_EQ(::setenv(name, value.c_str(), 1), 0);
+    }
+    server_ = std::make_unique<::telos::testing::PrivateServer>(std::vector<std::string>{
+        "nats-server", "-c", (dir_ / "server.conf").string(), "-l", "/dev/null"});
+    ASSERT_TRUE(server_->Start()) << "cannot start nats-server (is it installed?)";
+  }
+
+  void TearDown() override {
+    server_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  std::string Url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
+
+  Result<std::unique_ptr<NatsBus>> Connect(const std::string& user, const std::string& password,
+                                           Logger& logger) {
+    NatsBusOptions o = TestOptions(Url(), user);
+    o.credentials.user = user;
+    o.credentials.password = password;
+    return NatsBus::Connect(o, logger);
+  }
+
+  // Whether a captured log line holds `text`.
+  static bool Logged(spdlog::sinks::ringbuffer_sink_mt& sink, const std::string& text) {
+    for (const std::string& line : sink.last_formatted()) {
+      if (line.find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+  int port_ = -1;
+  std::filesystem::path dir_;
+  std::string world_password_ = "world-" + RandomToken();
+  std::string gate_password_ = "gate-" + RandomToken();
+  std::string account_password_ = "account-" + RandomToken();
+  std::unique_ptr<::telos::testing::PrivateServer> server_;
+};
+
+TEST_F(NatsPermissionsTest, OnlyWorldsMaySpeakOnPlayerSubjects) {
+  Logger world_log("bus-test", LogLevel::kError);
+  auto gate_sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
+  Logger gate_log("bus-test", LogLevel::kWarn, gate_sink);
+  auto host = Connect("telos-world", world_password_, world_log);
+  auto asker = Connect("telos-world", world_password_, world_log);
+  auto gate = Connect("telos-gate", gate_password_, gate_log);
+  ASSERT_TRUE(host.ok() && asker.ok() && gate.ok());
+  ASSERT_TRUE(WaitFor([&] {
+    return (*host)->connected() && (*asker)->connected() && (*gate)->connected();
+  })) << "the users of deploy/nats/permissions.conf cannot log in";
+
+  // The world hosting Bob answers his tells, as FleetComms does.
+  const std::string subject = "telos.telos.player.bob";
+  std::atomic<int> heard{0};
+  auto sub = MustSubscribe(**host, subject, [&](const Message& m) {
+    heard.fetch_add(1);
+    (void)(*host)->Reply(m, "told");
+  });
+  ASSERT_TRUE(sub);
+
+  // The gate's publish is refused by the server, which says so to the gate.
+  ASSERT_TRUE((*gate)->Publish(subject, "forged tell").ok());  // refusals are asynchronous
+  ASSERT_TRUE(WaitFor([&] { return Logged(*gate_sink, "Permissions Violation for Publish"); }))
+      << "the server did not refuse the gate's publish on " << subject;
+
+  // A world's request goes through and is answered (allow_responses), and it is the first
+  // message the host has heard: the forged one never arrived.
+  auto told = std::make_shared<Outcome>();
+  (*asker)->Request(subject, "tell", milliseconds(5'000), Capture(told));
+  ASSERT_TRUE(WaitFor([&] { return told->Calls() == 1; }));
+  ASSERT_TRUE(told->Get().ok()) << told->Get().status().ToString();
+  EXPECT_EQ(*told->Get(), "told");
+  EXPECT_EQ(heard.load(), 1);
+}
+
+TEST_F(NatsPermissionsTest, CredentialsInTheUrlWorkToo) {
+  Logger logger("bus-test", LogLevel::kError);
+  NatsBusOptions o = TestOptions(
+      "nats://telos-world:" + world_password_ + "@127.0.0.1:" + std::to_string(port_), "url");
+  auto bus = NatsBus::Connect(o, logger);
+  ASSERT_TRUE(bus.ok()) << bus.status().ToString();
+  EXPECT_TRUE(WaitFor([&] { return (*bus)->connected(); }));
+}
+
+// A refused login is an error at once, in the server's words, without the secret.
+::testing::AssertionResult RefusedClearly(const Result<std::unique_ptr<NatsBus>>& bus,
+                                          const std::string& secret) {
+  if (bus.ok()) return ::testing::AssertionFailure() << "a bus came back";
+  const std::string& message = bus.status().message();
+  if (bus.status().code() != StatusCode::kPermissionDenied ||
+      message.find("Authorization Violation") == std::string::npos) {
+    return ::testing::AssertionFailure() << "refused unclearly: " << bus.status().ToString();
+  }
+  if (message.find(secret) != std::string::npos) {
+    return ::testing::AssertionFailure() << "the secret is in " << message;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST_F(NatsPermissionsTest, AWrongPasswordIsRefusedClearly) {
+  Logger logger("bus-test", LogLevel::kError);
+  // The server must be up first, or the refusal would be an outage.
+  auto good = Connect("telos-world", world_password_, logger);
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  ASSERT_TRUE(WaitFor([&] { return (*good)->connected(); }));
+  EXPECT_TRUE(
+      RefusedClearly(Connect("telos-world", "not-" + world_password_, logger), world_password_));
+  // A gate's password does not open the world's user either.
+  EXPECT_TRUE(RefusedClearly(Connect("telos-world", gate_password_, logger), gate_password_));
+}
+
+TEST(NatsBusToken, ATokenFromTheOptionsLogsIn) {
+  const int port = ::telos::testing::FreeLoopbackPort();
+  ASSERT_GT(port, 0);
+  const std::string token = "token-" + RandomToken();
+  ::telos::testing::PrivateServer server({"nats-server", "-a", "127.0.0.1", "-p",
+                                          std::to_string(port), "--auth", token, "-l",
+                                          "/dev/null"});
+  ASSERT_TRUE(server.Start()) << "cannot start nats-server (is it installed?)";
+  Logger logger("bus-test", LogLevel::kError);
+  NatsBusOptions o = TestOptions("nats://127.0.0.1:" + std::to_string(port), "token");
+  o.credentials.token = token;
+  auto bus = NatsBus::Connect(o, logger);
+  ASSERT_TRUE(bus.ok()) << bus.status().ToString();
+  EXPECT_TRUE(WaitFor([&] { return (*bus)->connected(); }));
+  o.credentials.token = "not-" + token;
+  EXPECT_TRUE(RefusedClearly(NatsBus::Connect(o, logger), token));
 }
 
 }  // namespace

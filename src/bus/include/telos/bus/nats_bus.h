@@ -5,7 +5,12 @@
 // library keeps retrying every reconnect_wait_ms, forever, as it does after losing an
 // established connection. connected() and OnConnectionChange follow the connection;
 // "nats unavailable" is logged (warn) once per outage, "nats connected" / "nats reconnected"
-// (info) when it comes back. While down, Publish, Reply and Request fail at once with
+// (info) when it comes back. Connect first makes one attempt that does not retry: a server
+// that refuses the login then makes Connect fail with kPermissionDenied and the server's words.
+// A refusal later (the password changed on the server alone) makes nats.c give the connection
+// up for good, which is logged as an error. Errors the server reports on a live connection
+// (a permissions violation on publish or subscribe) are logged at warn, once per distinct text
+// in a row. While down, Publish, Reply and Request fail at once with
 // kUnavailable (nothing is buffered for later), requests waiting for an answer fail with
 // kUnavailable, and Subscribe still works: the library registers every subscription again on
 // each (re)connect.
@@ -39,6 +44,22 @@
 
 namespace telos::bus {
 
+// How a NatsBus logs in to servers that ask (the server's authorization block decides; see
+// deploy/nats/permissions.conf and docs/operating.md). At most one kind may be given; all empty
+// means anonymous, or whatever the url carries ("nats://user:password@host:port" or
+// "nats://token@host:port"). Unlike credentials in the url, these reach every server the bus
+// learns of from the cluster, too.
+struct NatsCredentials {
+  std::string user;      // REQUIRES: with password
+  std::string password;  // REQUIRES: with user
+  std::string token;
+  // A .creds file (the user's JWT and nkey seed, as `nsc` writes it): decentralized auth.
+  std::string creds_file;
+  // A user's public nkey ("U...") and the file holding its seed ("SU..."). REQUIRES: both.
+  std::string nkey;
+  std::string nkey_seed_file;
+};
+
 struct NatsBusOptions {
   static constexpr int64_t kReconnectWaitMsDefault = 250;
   static constexpr int64_t kConnectTimeoutMsDefault = 2'000;
@@ -50,6 +71,7 @@ struct NatsBusOptions {
   std::string url;
   // The connection name the server shows (e.g. "telos-world-3"); may be empty.
   std::string name;
+  NatsCredentials credentials;
   // Pause between connection attempts to one server. REQUIRES: > 0.
   int64_t reconnect_wait_ms = kReconnectWaitMsDefault;
   // One TCP connect and handshake. REQUIRES: > 0.
@@ -62,8 +84,10 @@ struct NatsBusOptions {
 
 class NatsBus final : public Bus {
  public:
-  // kInvalidArgument for a malformed url or option; otherwise a bus, connected or not yet (see
-  // above). Blocks for at most connect_timeout_ms per server.
+  // kInvalidArgument for a malformed url or option, credentials of two kinds, half a pair, or
+  // a creds or seed file that cannot be opened; kPermissionDenied when a server refuses the
+  // credentials; otherwise a bus, connected or not yet (see above). Blocks for at most twice
+  // connect_timeout_ms per server (the attempt above, then the real one).
   static Result<std::unique_ptr<NatsBus>> Connect(NatsBusOptions options, Logger& logger);
   ~NatsBus() override;
 
