@@ -2,7 +2,8 @@
 find_package(Threads REQUIRED)
 find_package(PkgConfig REQUIRED)
 
-find_package(Boost 1.81 CONFIG REQUIRED COMPONENTS system json url program_options)
+# url parses TELOS_REDIS (src/redis); command lines are CLI11's, so program_options is not used.
+find_package(Boost 1.81 CONFIG REQUIRED COMPONENTS system json url)
 find_package(OpenSSL REQUIRED)
 find_package(ZLIB REQUIRED)
 

@@ -3,6 +3,9 @@
 #include <hiredis/hiredis.h>
 #include <sys/time.h>
 
+#include <boost/url/parse.hpp>
+#include <boost/url/url_view.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -49,33 +52,84 @@ Reply CopyReply(const redisReply* r) {
   return out;
 }
 
+// NOAUTH: the server wants a password the URL lacks; NOPERM: the URL's ACL user may not do
+// this. Either way the configuration is wrong, not the script.
+bool IsAccessRefusal(std::string_view error) {
+  return error.starts_with("NOAUTH") || error.starts_with("NOPERM");
+}
+
+// Lower-case ASCII, for the scheme (RFC 3986: case-insensitive).
+std::string LowerAscii(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// The URL with everything between "://" and the last '@' (the user information) as "***".
+std::string Redacted(std::string_view url) {
+  const size_t scheme_end = url.find("://");
+  const size_t at = url.rfind('@');
+  if (scheme_end == std::string_view::npos || at == std::string_view::npos || at < scheme_end) {
+    return std::string(url);
+  }
+  return std::string(url.substr(0, scheme_end + 3)) + "***" + std::string(url.substr(at));
+}
+
 }  // namespace
 
 Result<Address> ParseUrl(std::string_view url) {
-  constexpr std::string_view kScheme = "redis://";
-  if (!url.starts_with(kScheme)) {
-    return Status::InvalidArgument("redis url must start with redis://: " + std::string(url));
+  // Messages show the URL with its user information hidden, whether or not it parsed.
+  const auto bad = [shown = Redacted(url)](std::string_view why) {
+    return Status::InvalidArgument(std::string(why) + ": " + shown);
+  };
+  const boost::system::result<boost::urls::url_view> parsed =
+      boost::urls::parse_uri(std::string_view(url.data(), url.size()));
+  if (!parsed) return bad("not a URL (expected redis://[user[:password]@]host:port)");
+  const boost::urls::url_view& u = *parsed;
+  const std::string scheme = LowerAscii(u.scheme());
+  if (scheme == "rediss") {
+    return bad(
+        "rediss:// (TLS) is not supported: this build's hiredis 0.14 has no TLS; use redis:// "
+        "to a local TLS tunnel (stunnel, spiped, ghostunnel) as docs/operating.md describes");
   }
-  std::string_view rest = url.substr(kScheme.size());
-  if (const size_t slash = rest.find('/'); slash != std::string_view::npos) {
-    const std::string_view path = rest.substr(slash);
-    if (path != "/" && path != "/0") {
-      return Status::InvalidArgument("only database 0 is supported: " + std::string(url));
-    }
-    rest = rest.substr(0, slash);
+  if (scheme != "redis") return bad("a redis url must start with redis://");
+  if (u.has_query() || u.has_fragment()) return bad("a redis url takes no query or fragment");
+  if (u.host_type() != boost::urls::host_type::name &&
+      u.host_type() != boost::urls::host_type::ipv4 &&
+      u.host_type() != boost::urls::host_type::ipv6) {
+    return bad("redis url needs host:port");
   }
-  const size_t colon = rest.rfind(':');
-  if (colon == std::string_view::npos || colon == 0) {
-    return Status::InvalidArgument("redis url needs host:port: " + std::string(url));
+  Address address;
+  address.host = u.host_address();
+  if (address.host.empty() || !u.has_port() || u.port().empty()) {
+    return bad("redis url needs host:port");
   }
-  const std::string_view port_text = rest.substr(colon + 1);
+  // port_number() is 0 for a port that does not fit 16 bits: both are refused.
+  const std::string_view port_text = u.port();
   int port = 0;
-  auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  const auto [ptr, ec] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
   if (ec != std::errc() || ptr != port_text.data() + port_text.size() || port <= 0 ||
       port > 65535) {
-    return Status::InvalidArgument("bad port in redis url: " + std::string(url));
+    return bad("bad port in redis url");
   }
-  return Address{.host = std::string(rest.substr(0, colon)), .port = port};
+  address.port = port;
+  if (const std::string_view path = u.encoded_path();
+      !path.empty() && path != "/" && path != "/0") {
+    return bad("only database 0 is supported (keep deployments apart with TELOS_REDIS_NAMESPACE)");
+  }
+  if (u.has_userinfo()) {
+    address.username = u.user();
+    address.password = u.password();
+    if (address.password.empty() && !address.username.empty()) {
+      // Clients disagree on "redis://name@host": a user without a password, or a password
+      // alone. A user with no password cannot log in anyway, so ask for the explicit form.
+      return bad("a redis url names a password as user:password@ or :password@, not name@");
+    }
+  }
+  return address;
 }
 
 Connection::Connection(ConnectionOptions options, const Clock& clock)
@@ -107,17 +161,16 @@ Status Connection::ConnectLocked() {
   if (ctx_ != nullptr) return Status::Ok();
   const Instant now = clock_.Now();
   if (now < next_attempt_) {
-    return Status::Unavailable(Where() + " is unreachable; next attempt in " +
-                               std::to_string(ElapsedMs(now, next_attempt_)) + " ms");
+    // The last failure's code and words: a refused password must not read as an outage.
+    return Status(held_back_.code(), held_back_.message() + "; next attempt in " +
+                                         std::to_string(ElapsedMs(now, next_attempt_)) + " ms");
   }
   redisContext* c = redisConnectWithTimeout(options_.host.c_str(), options_.port,
                                             ToTimeval(options_.connect_timeout_ms));
   if (c == nullptr || c->err != 0) {
     const std::string why = c != nullptr ? c->errstr : "out of memory";
     if (c != nullptr) redisFree(c);
-    next_attempt_ = now + Millis(backoff_ms_);
-    backoff_ms_ = std::min(backoff_ms_ * 2, options_.reconnect_backoff_max_ms);
-    return Status::Unavailable("cannot connect to " + Where() + ": " + why);
+    return HoldBackLocked(now, Status::Unavailable("cannot connect to " + Where() + ": " + why));
   }
   if (redisSetTimeout(c, ToTimeval(options_.command_timeout_ms)) != REDIS_OK) {
     const std::string why = c->errstr;
@@ -126,11 +179,40 @@ Status Connection::ConnectLocked() {
   }
   (void)redisEnableKeepAlive(c);  // best effort: only shortens detection of a dead peer
   ctx_ = c;
+  if (!options_.password.empty()) {
+    if (Status auth = AuthLocked(); !auth.ok()) {
+      DropLocked();
+      return HoldBackLocked(now, std::move(auth));
+    }
+  }
   backoff_ms_ = options_.reconnect_backoff_min_ms;
   next_attempt_ = Instant::min();
   // A new server (or a restarted one) may not have our scripts; EVALSHA's NOSCRIPT path would
   // reload them anyway, but starting clean saves that round trip.
   shas_.clear();
+  return Status::Ok();
+}
+
+Status Connection::HoldBackLocked(Instant now, Status failure) {
+  next_attempt_ = now + Millis(backoff_ms_);
+  backoff_ms_ = std::min(backoff_ms_ * 2, options_.reconnect_backoff_max_ms);
+  held_back_ = failure;
+  return failure;
+}
+
+Status Connection::AuthLocked() {
+  std::vector<std::string> argv = {"AUTH"};
+  if (!options_.username.empty()) argv.push_back(options_.username);
+  argv.push_back(options_.password);
+  Result<Reply> r = RoundTripLocked(argv, /*mutating=*/false);
+  if (!r.ok()) return r.status();
+  if (r->type == Reply::Type::kError) {
+    // The server's words (WRONGPASS, or "ERR AUTH <password> called without any password
+    // configured") never contain the password.
+    const std::string who =
+        options_.username.empty() ? "the password" : "user " + options_.username + "'s password";
+    return Status::PermissionDenied(Where() + " refused " + who + ": " + r->str);
+  }
   return Status::Ok();
 }
 
@@ -185,7 +267,9 @@ Status Connection::LoadLocked(const LuaScript& script) {
       RoundTripLocked({"SCRIPT", "LOAD", std::string(script.source)}, /*mutating=*/false);
   if (!r.ok()) return r.status();
   if (r->type != Reply::Type::kString) {
-    return Status::Internal("loading script " + std::string(script.name) + " failed: " + r->str);
+    const std::string what = "loading script " + std::string(script.name) + " failed: " + r->str;
+    if (IsAccessRefusal(r->str)) return Status::PermissionDenied(Where() + ": " + what);
+    return Status::Internal(what);
   }
   shas_[std::string(script.name)] = std::move(r->str);
   return Status::Ok();
@@ -217,6 +301,7 @@ Result<Reply> Connection::Script(const LuaScript& script, const std::vector<std:
   if (!r.ok()) return r;
   if (r->type == Reply::Type::kError) {
     const std::string what = name + ": " + r->str;
+    if (IsAccessRefusal(r->str)) return Status::PermissionDenied(Where() + " refused " + what);
     if (r->str.starts_with("LOADING") || r->str.starts_with("BUSY") ||
         r->str.starts_with("MASTERDOWN") || r->str.starts_with("TRYAGAIN") ||
         r->str.starts_with("READONLY")) {

@@ -224,6 +224,8 @@ Result<RedisOptions> RedisOptionsFromUrl(std::string_view url) {
   RedisOptions options;
   options.host = std::move(address->host);
   options.port = address->port;
+  options.username = std::move(address->username);
+  options.password = std::move(address->password);
   return options;
 }
 
@@ -239,6 +241,8 @@ RedisDirectory::RedisDirectory(RedisOptions options, const Clock& clock)
   const redis::ConnectionOptions connection{
       .host = options_.host,
       .port = options_.port,
+      .username = options_.username,
+      .password = options_.password,
       .connect_timeout_ms = options_.connect_timeout_ms,
       .command_timeout_ms = options_.command_timeout_ms,
       .reconnect_backoff_min_ms = options_.reconnect_backoff_min_ms,

@@ -96,6 +96,8 @@ Result<RedisCheckpointStoreOptions> RedisCheckpointStoreOptionsFromUrl(std::stri
   RedisCheckpointStoreOptions options;
   options.host = std::move(address->host);
   options.port = address->port;
+  options.username = std::move(address->username);
+  options.password = std::move(address->password);
   return options;
 }
 
@@ -130,6 +132,8 @@ RedisCheckpointStore::RedisCheckpointStore(RedisCheckpointStoreOptions options, 
       conn_(std::make_unique<redis::Connection>(
           redis::ConnectionOptions{.host = options_.host,
                                    .port = options_.port,
+                                   .username = options_.username,
+                                   .password = options_.password,
                                    .connect_timeout_ms = options_.connect_timeout_ms,
                                    .command_timeout_ms = options_.command_timeout_ms,
                                    .reconnect_backoff_min_ms = options_.reconnect_backoff_min_ms,

@@ -92,9 +92,6 @@ inline constexpr size_t kConfigFileBytesMax = 1024 * 1024;
 // --- Secrets and backing-service credentials (Config::Secret, src/redis, src/bus)
 // A NAME_FILE secret: a token, a password, a URL or a NATS creds file (JWT plus seed, ~1 KB).
 inline constexpr size_t kSecretFileBytesMax = 64 * 1024;
-// The highest Redis database number a TELOS_REDIS URL may name (redis://host:port/N). Redis
-// has 16 by default; the bound only keeps a typo from reaching SELECT as a huge number.
-inline constexpr int kRedisDatabaseMax = 1'023;
 
 // --- World engine (src/world)
 inline constexpr size_t kPackFilesMax = 2'048;            // files in one content pack

@@ -18,7 +18,8 @@
 // round trip) until the backoff has passed; the backoff doubles from reconnect_backoff_min_ms up
 // to reconnect_backoff_max_ms and resets on success. A command whose request was sent but whose
 // answer never came returns kUnknownResult (it may have been applied); every other failure to
-// reach Redis returns kUnavailable. Nothing here throws or aborts on a Redis failure.
+// reach Redis returns kUnavailable, and a refused password kPermissionDenied. Nothing here
+// throws or aborts on a Redis failure.
 //
 // Threads: every method may be called from any thread; calls on one connection are serialised
 // by its mutex. For parallelism give each blocking-pool thread its own instance.
@@ -52,6 +53,10 @@ struct RedisOptions {
 
   std::string host = "127.0.0.1";
   int port = 6379;
+  // ACL credentials, sent with AUTH on every (re)connect (telos/redis/connection.h). Empty
+  // password: no AUTH; empty username with a password: "AUTH password".
+  std::string username;
+  std::string password;
   // REQUIRES: non-empty, no '{', '}' or control characters.
   std::string key_namespace = "telos";
   int64_t connect_timeout_ms = kConnectTimeoutMsDefault;
@@ -60,8 +65,9 @@ struct RedisOptions {
   int64_t reconnect_backoff_max_ms = kReconnectBackoffMaxMsDefault;
 };
 
-// Parses "redis://host:port" (a trailing "/" or "/0" is accepted) into host and port, leaving the
-// other fields at their defaults. kInvalidArgument on anything else.
+// Parses "redis://[user[:password]@]host:port" (a trailing "/" or "/0" is accepted) into host,
+// port and credentials, leaving the other fields at their defaults. kInvalidArgument on anything
+// else, "rediss://" included (redis::ParseUrl says why).
 Result<RedisOptions> RedisOptionsFromUrl(std::string_view url);
 
 class RedisDirectory final : public Directory {

@@ -44,6 +44,9 @@ struct RedisCheckpointStoreOptions {
 
   std::string host = "127.0.0.1";
   int port = 6379;
+  // ACL credentials sent with AUTH on every (re)connect; empty password: no AUTH.
+  std::string username;
+  std::string password;
   // REQUIRES: 1..64 bytes of letters, digits, '-', '_' or '.'.
   std::string key_namespace = "telos";
   int64_t checkpoint_ttl_ms = kCheckpointTtlMsDefault;  // 0: no expiry
@@ -53,8 +56,9 @@ struct RedisCheckpointStoreOptions {
   int64_t reconnect_backoff_max_ms = kReconnectBackoffMaxMsDefault;
 };
 
-// Parses "redis://host:port" (a trailing "/" or "/0" is accepted) into host and port, leaving
-// every other field at its default. InvalidArgument on anything else.
+// Parses "redis://[user[:password]@]host:port" (a trailing "/" or "/0" is accepted) into host,
+// port and credentials, leaving every other field at its default. InvalidArgument on anything
+// else (redis::ParseUrl).
 Result<RedisCheckpointStoreOptions> RedisCheckpointStoreOptionsFromUrl(std::string_view url);
 
 class RedisCheckpointStore final : public CheckpointStore {
