@@ -36,10 +36,10 @@ constexpr int64_t kAssertionTtlMsMax = 7 * 24 * 3600 * int64_t{1000};
 
 Result<AccountRoleSettings> ReadAccountRoleSettings(const Config& config) {
   AccountRoleSettings s;
-  TELOS_READ_SETTING(s.database_url, config.String("TELOS_DATABASE_URL", ""));
+  TELOS_READ_SETTING(s.database_url, config.Secret("TELOS_DATABASE_URL", ""));
   TELOS_READ_SETTING(s.listen_address, config.String("TELOS_ACCOUNT_LISTEN", s.listen_address));
   TELOS_READ_SETTING(s.signing_key_file, config.String("TELOS_SIGNING_KEY_FILE", ""));
-  TELOS_READ_SETTING(s.caller_token, config.String("TELOS_CALLER_TOKEN", ""));
+  TELOS_READ_SETTING(s.caller_token, config.Secret("TELOS_CALLER_TOKEN", ""));
   TELOS_READ_SETTING(s.allow_insecure, config.Bool("TELOS_ALLOW_INSECURE", false));
   TELOS_READ_SETTING(s.assertion_ttl_ms, config.Int("TELOS_ASSERTION_TTL_MS", s.assertion_ttl_ms,
                                                     kAssertionTtlMsMin, kAssertionTtlMsMax));
@@ -53,7 +53,8 @@ Result<AccountRoleSettings> ReadAccountRoleSettings(const Config& config) {
                      config.Int("TELOS_PASSWORD_PASSES", s.password_passes, 1, 10));
   TELOS_READ_SETTING(s.account_limits, ReadAccountLimits(config));
   if (s.database_url.empty()) {
-    return Status::InvalidArgument("TELOS_DATABASE_URL: required for telos account");
+    return Status::InvalidArgument(
+        "TELOS_DATABASE_URL (or TELOS_DATABASE_URL_FILE): required for telos account");
   }
   if (s.signing_key_file.empty()) {
     return Status::InvalidArgument(
@@ -61,8 +62,8 @@ Result<AccountRoleSettings> ReadAccountRoleSettings(const Config& config) {
   }
   if (s.caller_token.empty() && !s.allow_insecure) {
     return Status::InvalidArgument(
-        "TELOS_CALLER_TOKEN: required for telos account (or TELOS_ALLOW_INSECURE=1 to accept any "
-        "caller)");
+        "TELOS_CALLER_TOKEN (or TELOS_CALLER_TOKEN_FILE): required for telos account (or "
+        "TELOS_ALLOW_INSECURE=1 to accept any caller)");
   }
   if (s.listen_address.empty()) {
     return Status::InvalidArgument("TELOS_ACCOUNT_LISTEN: must not be empty");

@@ -25,13 +25,13 @@ std::string HostName() {
 }  // namespace
 
 int RunCtlCluster(const CtlClusterFlags& flags, const Config& config) {
-  auto redis_url = config.String("TELOS_REDIS", "");
+  auto redis_url = config.Secret("TELOS_REDIS", "");
   if (!redis_url.ok()) {
     std::fprintf(stderr, "telos ctl cluster: %s\n", redis_url.status().message().c_str());
     return kExitConfigError;
   }
   if (redis_url->empty()) {
-    std::fprintf(stderr, "TELOS_REDIS: required for telos ctl cluster\n");
+    std::fprintf(stderr, "TELOS_REDIS (or TELOS_REDIS_FILE): required for telos ctl cluster\n");
     return kExitConfigError;
   }
   // TELOS_REDIS and TELOS_REDIS_NAMESPACE, read exactly as the fleet's roles read them.

@@ -31,7 +31,7 @@ Result<GateRoleSettings> ReadGateRoleSettings(const Config& config) {
   TELOS_READ_SETTING(s.front, ReadFrontDoorSettings(config));
   TELOS_READ_SETTING(s.gate_id, config.String("TELOS_GATE_ID", ""));
   TELOS_READ_SETTING(s.account_target, config.String("TELOS_ACCOUNT", ""));
-  TELOS_READ_SETTING(s.caller_token, config.String("TELOS_CALLER_TOKEN", ""));
+  TELOS_READ_SETTING(s.caller_token, config.Secret("TELOS_CALLER_TOKEN", ""));
   TELOS_READ_SETTING(s.content_dir, config.String("TELOS_CONTENT_DIR", s.content_dir));
   TELOS_READ_SETTING(s.io_threads, config.Int("TELOS_IO_THREADS", s.io_threads, 1, 64));
   TELOS_READ_SETTING(s.blocking_threads,

@@ -122,7 +122,8 @@ Result<AccountLimitSettings> ReadAccountLimits(const Config& config) {
 }
 
 Result<directory::RedisOptions> RedisOptionsFromConfig(const Config& config) {
-  auto url = config.RequiredString("TELOS_REDIS");
+  // A secret: the URL may carry an ACL user's password.
+  auto url = config.RequiredSecret("TELOS_REDIS");
   if (!url.ok()) return url.status();
   auto options = directory::RedisOptionsFromUrl(*url);
   if (!options.ok()) return Status::InvalidArgument("TELOS_REDIS: " + options.status().message());
@@ -140,12 +141,47 @@ Result<std::unique_ptr<store::RedisCheckpointStore>> OpenCheckpoints(
   store::RedisCheckpointStoreOptions options;
   options.host = redis.host;
   options.port = redis.port;
+  options.username = redis.username;
+  options.password = redis.password;
   options.key_namespace = redis.key_namespace;
   return store::RedisCheckpointStore::Create(options, clock);
 }
 
+Result<bus::NatsBusOptions> NatsOptionsFromConfig(const Config& config) {
+  bus::NatsBusOptions options;
+  bus::NatsCredentials& c = options.credentials;
+  TELOS_READ_SETTING(options.url, config.Secret("TELOS_NATS", ""));
+  TELOS_READ_SETTING(c.user, config.String("TELOS_NATS_USER", ""));
+  TELOS_READ_SETTING(c.password, config.Secret("TELOS_NATS_PASSWORD", ""));
+  TELOS_READ_SETTING(c.token, config.Secret("TELOS_NATS_TOKEN", ""));
+  TELOS_READ_SETTING(c.creds_file, config.String("TELOS_NATS_CREDS_FILE", ""));
+  TELOS_READ_SETTING(c.nkey, config.String("TELOS_NATS_NKEY", ""));
+  TELOS_READ_SETTING(c.nkey_seed_file, config.String("TELOS_NATS_NKEY_SEED_FILE", ""));
+  const bool any = !c.user.empty() || !c.password.empty() || !c.token.empty() ||
+                   !c.creds_file.empty() || !c.nkey.empty() || !c.nkey_seed_file.empty();
+  if (options.url.empty() && any) {
+    return Status::InvalidArgument("TELOS_NATS_*: NATS credentials are set but TELOS_NATS is not");
+  }
+  if (c.user.empty() != c.password.empty()) {
+    return Status::InvalidArgument("TELOS_NATS_USER and TELOS_NATS_PASSWORD: set both or neither");
+  }
+  if (c.nkey.empty() != c.nkey_seed_file.empty()) {
+    return Status::InvalidArgument(
+        "TELOS_NATS_NKEY and TELOS_NATS_NKEY_SEED_FILE: set both or neither");
+  }
+  const int kinds = int{!c.user.empty()} + int{!c.token.empty()} + int{!c.creds_file.empty()} +
+                    int{!c.nkey.empty()};
+  if (kinds > 1) {
+    return Status::InvalidArgument(
+        "TELOS_NATS_USER/_PASSWORD, TELOS_NATS_TOKEN, TELOS_NATS_CREDS_FILE and "
+        "TELOS_NATS_NKEY/_NKEY_SEED_FILE: set one kind of NATS credentials, not several");
+  }
+  return options;
+}
+
 Result<store::PostgresStoreOptions> PostgresOptionsFromConfig(const Config& config) {
-  auto url = config.RequiredString("TELOS_DATABASE_URL");
+  // A secret: a libpq URL or keyword string carries the password.
+  auto url = config.RequiredSecret("TELOS_DATABASE_URL");
   if (!url.ok()) return url.status();
   auto schema = config.String("TELOS_DATABASE_SCHEMA", "");
   if (!schema.ok()) return schema.status();

@@ -23,6 +23,7 @@
 #include "telos/base/limits.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
+#include "telos/bus/nats_bus.h"
 #include "telos/directory/redis_directory.h"
 #include "telos/net/http_server.h"
 #include "telos/net/telnet_server.h"
@@ -103,12 +104,20 @@ struct AccountStack {
 // of accounts from one address raise them; a public server keeps the defaults.
 Result<AccountLimitSettings> ReadAccountLimits(const Config& config);
 
-// TELOS_REDIS (redis://host:port, required) and TELOS_REDIS_NAMESPACE (key prefix, "telos").
+// TELOS_REDIS (redis://[user[:password]@]host:port, required; or TELOS_REDIS_FILE) and
+// TELOS_REDIS_NAMESPACE (key prefix, "telos").
 Result<directory::RedisOptions> RedisOptionsFromConfig(const Config& config);
 // The Redis checkpoint store of the durability ladder, on the directory's Redis and namespace.
 Result<std::unique_ptr<store::RedisCheckpointStore>> OpenCheckpoints(
     const directory::RedisOptions& redis, const Clock& clock);
-// TELOS_DATABASE_URL (required) and TELOS_DATABASE_SCHEMA (empty: the server's default).
+// The world's NATS (docs/operating.md): TELOS_NATS (empty: no bus; a secret, since the url may
+// carry "user:password@" or "token@"), and at most one kind of credentials:
+// TELOS_NATS_USER with TELOS_NATS_PASSWORD, TELOS_NATS_TOKEN, TELOS_NATS_CREDS_FILE, or
+// TELOS_NATS_NKEY with TELOS_NATS_NKEY_SEED_FILE. Every secret has its _FILE form.
+// InvalidArgument names the variables.
+Result<bus::NatsBusOptions> NatsOptionsFromConfig(const Config& config);
+// TELOS_DATABASE_URL (required; or TELOS_DATABASE_URL_FILE) and TELOS_DATABASE_SCHEMA (empty:
+// the server's default).
 Result<store::PostgresStoreOptions> PostgresOptionsFromConfig(const Config& config);
 
 // What the player-facing listeners need (serve and gate read the same variables).

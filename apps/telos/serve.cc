@@ -62,7 +62,7 @@ int RunServe(const ServeSettings& settings, const Config& config) {
     return kExitConfigError;
   }
   Logger log("serve", *level);
-  if (auto fleet = config.String("TELOS_REDIS", ""); !fleet.ok() || !fleet->empty()) {
+  if (auto fleet = config.Secret("TELOS_REDIS", ""); !fleet.ok() || !fleet->empty()) {
     return RunServeInFleet(settings, config, log);
   }
   SystemClock clock;

@@ -87,7 +87,7 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
   auto handoff_path = config.String("TELOS_HANDOFF_KEY_FILE", "");
   auto redis = RedisOptionsFromConfig(config);
   auto pg = PostgresOptionsFromConfig(config);
-  auto nats = config.String("TELOS_NATS", "");
+  auto nats = NatsOptionsFromConfig(config);
   for (const Status& s : {pool.status(), signing_path.status(), handoff_path.status(),
                           redis.status(), pg.status(), nats.status()}) {
     if (!s.ok()) {
@@ -95,7 +95,8 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
       return kExitConfigError;
     }
   }
-  world_settings.nats_url = *nats;
+  world_settings.nats_url = nats->url;
+  world_settings.nats_credentials = nats->credentials;
   world_settings.subject_prefix = shard::SubjectPrefixFor(redis->key_namespace);
   for (size_t start = 0; start < pool->size();) {
     size_t end = pool->find(',', start);

@@ -160,9 +160,11 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
   });
   if (!settings.nats_url.empty()) {
     health_.Declare("nats", "tells, channels and mail pings across shards disabled");
-    auto connected = bus::NatsBus::Connect(
-        bus::NatsBusOptions{.url = settings.nats_url, .name = "telos-world " + settings.shard_id},
-        log);
+    auto connected =
+        bus::NatsBus::Connect(bus::NatsBusOptions{.url = settings.nats_url,
+                                                  .name = "telos-world " + settings.shard_id,
+                                                  .credentials = settings.nats_credentials},
+                              log);
     if (connected.ok()) {
       bus_ = std::move(*connected);
       bus_->OnConnectionChange([this](bool up) { health_.Report("nats", up); });

@@ -58,7 +58,7 @@ Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config) {
                      config.String("TELOS_ASSERTION_VERIFY_KEY_FILE", ""));
   TELOS_READ_SETTING(s.handoff_key_file, config.String("TELOS_HANDOFF_KEY_FILE", ""));
   TELOS_READ_SETTING(s.account_target, config.String("TELOS_ACCOUNT", ""));
-  TELOS_READ_SETTING(s.caller_token, config.String("TELOS_CALLER_TOKEN", ""));
+  TELOS_READ_SETTING(s.caller_token, config.Secret("TELOS_CALLER_TOKEN", ""));
   TELOS_READ_SETTING(s.bind_address, config.String("TELOS_BIND", s.bind_address));
   TELOS_READ_SETTING(s.http_port, config.Port("TELOS_HTTP_PORT", s.http_port));
   TELOS_READ_SETTING(s.content_dir, config.String("TELOS_CONTENT_DIR", s.content_dir));
@@ -87,7 +87,10 @@ Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config) {
         "TELOS_ALLOW_INSECURE=1 runs with a key of its own, refusing every other world's)");
   }
   TELOS_READ_SETTING(s.advertise, AdvertisedAddress(s.listen_address, s.advertise));
-  TELOS_READ_SETTING(s.nats_url, config.String("TELOS_NATS", ""));
+  auto nats = NatsOptionsFromConfig(config);
+  if (!nats.ok()) return nats.status();
+  s.nats_url = nats->url;
+  s.nats_credentials = nats->credentials;
   TELOS_READ_SETTING(s.record_zone_writes, config.Bool("TELOS_RECORD_ZONE_WRITES", false));
   auto redis = RedisOptionsFromConfig(config);
   if (!redis.ok()) return redis.status();

@@ -10,6 +10,7 @@
 #include "telos/base/config.h"
 #include "telos/base/limits.h"
 #include "telos/base/status.h"
+#include "telos/bus/nats_bus.h"
 
 namespace telos::app {
 
@@ -34,8 +35,10 @@ struct WorldRoleSettings {
   int64_t output_pulse_ms = limits::kOutputPulseMsDefault;  // 0: nobody's output waits
   int64_t checkpoint_interval_ms = 10'000;  // how often a playing character is checkpointed
   int64_t seed = 0;
-  bool allow_insecure = false;      // TELOS_ALLOW_INSECURE: start despite a content-pack mismatch
-  std::string nats_url;             // TELOS_NATS; empty: tells and channels stay on this shard
+  bool allow_insecure = false;  // TELOS_ALLOW_INSECURE: start despite a content-pack mismatch
+  std::string nats_url;         // TELOS_NATS; empty: tells and channels stay on this shard
+  // TELOS_NATS_USER and _PASSWORD, _TOKEN, _CREDS_FILE, or _NKEY and _NKEY_SEED_FILE.
+  bus::NatsCredentials nats_credentials;
   bool record_zone_writes = false;  // TELOS_RECORD_ZONE_WRITES: the write history for checkers
   std::string subject_prefix = "telos.telos";  // the bus subjects of this fleet (its namespace)
 };
