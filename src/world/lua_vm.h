@@ -2,10 +2,26 @@
 //
 // Each script file runs once at load in its own environment table (so two scripts may both
 // define on_enter); its global functions are the hooks. Scripts see only the safe base
-// functions, string, math (random goes to the zone's seeded Random), table and `telos`. Every
-// call runs under an instruction budget (a count hook) and the whole state under a memory cap
-// (a custom allocator). A failing call is logged with zone, script and line and returns false;
-// the zone carries on.
+// functions, string, math (random goes to the zone's seeded Random), table and `telos`; not
+// coroutine, utf8, load, collectgarbage or string.dump, and chunks load as text only.
+//
+// The budget contract: a call (Load's run of the chunk, or Call, with every call nested inside
+// it through the host) ends within about its instruction budget's worth of work, whatever the
+// script does, and the state never holds more than its memory cap.
+// - Lua instructions are counted by a count hook. Work done in C is charged to the same
+//   budget: every allocation by the byte (limits::kLuaBytesPerInstruction), and the library
+//   functions whose work grows with an argument (string.rep's count, table.concat's range,
+//   string scans, sorting, pattern matching by the step) before they start. No single
+//   allocation exceeds limits::kLuaBlockBytesMax.
+// - When the budget runs out or an allocation is refused, the call is stopped: from then on
+//   the hook raises before every instruction, and pcall/xpcall (replaced here) raise the stop
+//   again instead of catching it, so no handler, __close or loop of the script runs on. The
+//   error object is made in advance, since the heap may be full. xpcall's handler runs after
+//   unwinding as a plain budgeted call, never inside the hook (where Lua turns hooks off).
+// - Finalizers would run with hooks off, so setmetatable refuses a metatable with __gc.
+// - A stopped call returns false and is logged with zone, script, line and the reason
+//   ("instruction budget exhausted" or "memory cap reached"); the zone carries on. A host call
+//   made by a stopped script's nested call returns to the script only to raise again.
 //
 // Thread safety: none; owned by a ZoneCore and used on its executor only.
 #pragma once
@@ -89,8 +105,20 @@ class LuaVm {
   const std::string& last_error() const { return last_error_; }
 
  private:
+  // Why the running call was stopped.
+  enum class Stop { kNone, kBudget, kMemory };
+
   static void* Allocate(void* ud, void* ptr, size_t old_size, size_t new_size);
   static void CountHook(lua_State* L, lua_Debug* ar);
+  // Stops the running call at its next instruction. Safe anywhere, the allocator included.
+  void StopSoon(Stop why);
+  // Raises the stop's error in L. REQUIRES: a stop; L is running a call (a hook or a C
+  // function), with no C++ object alive in the frames it unwinds.
+  int Raise(lua_State* L);
+  // Takes `instructions` from the budget; raises when it is exhausted. Same REQUIRES as Raise.
+  void Charge(lua_State* L, int64_t instructions);
+  // Remembers the script and line the stop happened at (the first Lua frame up from L's top).
+  void NoteWhere(lua_State* L);
   void InstallSandbox();
   void PushArg(const LuaArg& arg);
   bool Protected(const std::string& script, int nargs);
@@ -105,6 +133,11 @@ class LuaVm {
   size_t used_bytes_ = 0;
   int64_t budget_;
   int64_t instructions_left_ = 0;
+  size_t charged_bytes_ = 0;  // allocated bytes not yet a whole instruction
+  Stop stop_ = Stop::kNone;
+  std::string stop_where_;  // "scripts/x.lua:12"
+  int budget_message_ = 0;  // registry references of the prepared error messages
+  int memory_message_ = 0;
   int depth_ = 0;
   int64_t errors_ = 0;
   std::string last_error_;

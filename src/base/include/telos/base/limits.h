@@ -110,6 +110,18 @@ inline constexpr size_t kRouteHopsMax = 4;              // re-forwards of one co
 inline constexpr size_t kMailBodyBytesMax = 4'096;
 inline constexpr size_t kCharacterStateBytesMax = 256 * 1024;  // serialized character JSON
 
+// --- Lua work charged against a call's instruction budget (src/world/lua_vm.cc)
+// Work a script makes C code do is paid in instructions, so no single call can do more than
+// about its budget's worth of work whatever it calls. Per instruction: bytes allocated, copied
+// or scanned; pattern-matcher steps; string.rep copies (even empty ones).
+inline constexpr size_t kLuaBytesPerInstruction = 32;
+inline constexpr int64_t kLuaPatternStepsPerInstruction = 4;
+inline constexpr int64_t kLuaCopiesPerInstruction = 8;
+// No single allocation in a VM may exceed this: it bounds the longest string (and so the work
+// of one comparison or copy), the largest table part and the Lua stack.
+inline constexpr size_t kLuaBlockBytesMax = 1024 * 1024;
+inline constexpr int kLuaPatternDepthMax = 200;  // nested pattern items (recursion)
+
 // --- Placement (public instances of a busy map)
 inline constexpr size_t kInstancesPerMapMax = 256;  // candidates a placement or fleet considers
 inline constexpr size_t kPlacementMemoryPlayersDefault = 10'000;  // decisions kept per map
