@@ -2,7 +2,10 @@
 
 #include <utility>
 
+#include <boost/json.hpp>
+
 #include "telos/base/assert.h"
+#include "telos/base/utf8.h"
 
 namespace telos {
 
@@ -94,21 +97,25 @@ void DependencyHealth::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-std::string DependencyHealth::JsonMembers() const {
-  std::lock_guard lock(mu_);
-  std::string deps = "\"dependencies\":{";
-  std::string degraded = "\"degraded\":[";
-  bool first_dep = true, first_mode = true;
-  for (const auto& [name, entry] : entries_) {
-    // Names and modes are fixed strings chosen in code: nothing to escape.
-    deps += (first_dep ? "\"" : ",\"") + name + "\":\"" + (entry.up ? "up" : "down") + "\"";
-    first_dep = false;
-    if (!entry.up) {
-      degraded += (first_mode ? "\"" : ",\"") + entry.mode + "\"";
-      first_mode = false;
+void DependencyHealth::AddHealthMembers(boost::json::object& out) const {
+  boost::json::object deps;
+  boost::json::array degraded;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, entry] : entries_) {
+      deps[SanitizeUtf8(name)] = entry.up ? "up" : "down";
+      if (!entry.up) degraded.emplace_back(SanitizeUtf8(entry.mode));
     }
   }
-  return deps + "}," + degraded + "]";
+  out["dependencies"] = std::move(deps);
+  out["degraded"] = std::move(degraded);
+}
+
+std::string DependencyHealth::JsonMembers() const {
+  boost::json::object members;
+  AddHealthMembers(members);
+  const std::string whole = boost::json::serialize(members);
+  return whole.substr(1, whole.size() - 2);  // the members without the object's braces
 }
 
 }  // namespace telos

@@ -8,11 +8,15 @@
 #include <spdlog/logger.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
+#include <boost/json.hpp>
 
 #include "telos/base/config.h"
+#include "telos/base/utf8.h"
 
 namespace telos {
 namespace {
+
+namespace json = boost::json;
 
 spdlog::level::level_enum ToSpd(LogLevel level) {
   switch (level) {
@@ -47,53 +51,22 @@ std::string NowIso8601() {
   return buf;
 }
 
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is not valid.
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  size_t len;
-  uint32_t min;
-  if (b0 < 0x80) return 1;
-  if ((b0 & 0xE0) == 0xC0) {
-    len = 2;
-    min = 0x80;
-  } else if ((b0 & 0xF0) == 0xE0) {
-    len = 3;
-    min = 0x800;
-  } else if ((b0 & 0xF8) == 0xF0) {
-    len = 4;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  uint32_t cp = b0 & (0x7F >> len);
-  for (size_t k = 1; k < len; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return len;
+// Text from anywhere (player names, operator-set ids, error messages) as a JSON string: the
+// serializer escapes quotes and controls but copies bytes as they are, so invalid UTF-8 is
+// repaired first.
+json::string JsonText(std::string_view text) {
+  return json::string(SanitizeUtf8(text));
 }
 
-void AppendValue(std::string& out, const LogField::Value& value) {
-  if (const auto* s = std::get_if<std::string_view>(&value)) {
-    out += '"';
-    AppendJsonEscaped(out, *s);
-    out += '"';
-  } else if (const auto* i = std::get_if<int64_t>(&value)) {
-    out += std::to_string(*i);
-  } else if (const auto* d = std::get_if<double>(&value)) {
-    if (!std::isfinite(*d)) {
-      out += "null";  // JSON has no NaN or infinity
-    } else {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.17g", *d);
-      out += buf;
-    }
-  } else {
-    out += std::get<bool>(value) ? "true" : "false";
+json::value JsonValue(const LogField::Value& value) {
+  if (const auto* s = std::get_if<std::string_view>(&value)) return JsonText(*s);
+  if (const auto* i = std::get_if<int64_t>(&value)) return *i;
+  if (const auto* d = std::get_if<double>(&value)) {
+    // JSON has no NaN or infinity, and Boost.JSON would write them as bare words.
+    if (!std::isfinite(*d)) return nullptr;
+    return *d;
   }
+  return std::get<bool>(value);
 }
 
 }  // namespace
@@ -135,62 +108,24 @@ Result<LogLevel> LogLevelFromConfig(const Config& config) {
 }
 
 void AppendJsonEscaped(std::string& out, std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x80) {
-      const size_t len = Utf8SequenceLength(text, i);
-      if (len == 0) {
-        out += "\xEF\xBF\xBD";  // U+FFFD for a byte that is not valid UTF-8
-        ++i;
-      } else {
-        out.append(text.substr(i, len));
-        i += len;
-      }
-      continue;
-    }
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || c == 0x7F) {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 0xF];
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-    ++i;
-  }
+  const std::string quoted = json::serialize(JsonText(text));
+  out.append(quoted, 1, quoted.size() - 2);
 }
 
 std::string FormatLogLine(std::string_view ts, LogLevel level, std::string_view role,
                           std::string_view msg, LogFields fields) {
-  std::string line;
-  line.reserve(96 + msg.size());
-  line += "{\"ts\":\"";
-  AppendJsonEscaped(line, ts);
-  line += "\",\"level\":\"";
-  line += LogLevelName(level);
-  line += "\",\"role\":\"";
-  AppendJsonEscaped(line, role);
-  line += "\",\"msg\":\"";
-  AppendJsonEscaped(line, msg);
-  line += '"';
+  json::object line;
+  line.reserve(4 + fields.size());
+  line.emplace("ts", JsonText(ts));
+  line.emplace("level", LogLevelName(level));
+  line.emplace("role", JsonText(role));
+  line.emplace("msg", JsonText(msg));
   for (const auto& f : fields) {
-    // The four fixed keys cannot be overwritten by a field of the same name.
-    if (f.key == "ts" || f.key == "level" || f.key == "role" || f.key == "msg") continue;
-    line += ",\"";
-    AppendJsonEscaped(line, f.key);
-    line += "\":";
-    AppendValue(line, f.value);
+    // emplace keeps the first value of a key: the four fixed keys cannot be overwritten, and a
+    // field named twice appears once.
+    line.emplace(SanitizeUtf8(f.key), JsonValue(f.value));
   }
-  line += '}';
-  return line;
+  return json::serialize(line);
 }
 
 Logger::Logger(std::string role, LogLevel level)

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <cmath>
 #include <sstream>
 
 #include <spdlog/sinks/ostream_sink.h>
@@ -45,6 +46,25 @@ TEST(LogTest, HostileTextStaysValidJson) {
   EXPECT_EQ(obj["ratio"].as_double(), 0.5);
   EXPECT_TRUE(obj["ok"].as_bool());
   EXPECT_EQ(line.find('\n'), std::string::npos);
+}
+
+TEST(LogTest, HostileKeysAndValuesComeBackExactlyRepaired) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  const std::string key = "k\"\\\x01\xFF";
+  const std::string text = "q\" b\\ c\x01 del\x7F cut\xE2\x82 end";
+  const std::string line =
+      FormatLogLine("t", LogLevel::kInfo, "gate\xC0", text,
+                    {{key, text}, {"zone", "first"}, {"zone", "second"}, {"nan", std::nan("")}});
+  auto obj = ParseLine(line);
+  const std::string repaired = "q\" b\\ c\x01 del\x7F cut" + fffd + " end";
+  EXPECT_EQ(obj["msg"].as_string(), repaired);
+  EXPECT_EQ(obj["role"].as_string(), "gate" + fffd);
+  ASSERT_TRUE(obj.contains("k\"\\\x01" + fffd)) << line;
+  EXPECT_EQ(obj["k\"\\\x01" + fffd].as_string(), repaired);
+  // A key given twice is written once, with its first value: a line has no duplicate keys.
+  EXPECT_EQ(line.find("\"zone\""), line.rfind("\"zone\"")) << line;
+  EXPECT_EQ(obj["zone"].as_string(), "first");
+  EXPECT_TRUE(obj["nan"].is_null());
 }
 
 TEST(LogTest, LoggerFiltersByLevelAndWritesLines) {

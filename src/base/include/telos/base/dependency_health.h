@@ -7,7 +7,7 @@
 // outage is otherwise only noticed by whoever calls them next) and reports from components that
 // see the state directly (a bus connection callback). Each transition is logged once with a
 // stable line — "<name> unavailable; <mode>" (warn) and "<name> ready" (info) — counted in the
-// gauge dependency_up{dependency=...}, shown in /api/health (JsonMembers) and passed to the
+// gauge dependency_up{dependency=...}, shown in /api/health (AddHealthMembers) and passed to the
 // OnChange listeners, which switch the degraded behaviour on and off. Recovery needs nothing
 // from the operator: the next successful probe or report flips the state back.
 //
@@ -24,6 +24,8 @@
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include <boost/json/fwd.hpp>
 
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
@@ -59,8 +61,11 @@ class DependencyHealth {
   void Start(std::chrono::milliseconds interval);
   void Stop();
 
-  // `"dependencies":{"redis":"up","nats":"down"},"degraded":["single-shard mode"]` — members
-  // for the /api/health object.
+  // Sets "dependencies" ({"redis":"up","nats":"down"}) and "degraded" (["single-shard mode"])
+  // in `out`, the /api/health object.
+  void AddHealthMembers(boost::json::object& out) const;
+  // The same members serialized without the object's braces. Transitional, for callers that
+  // still build the health document as text.
   std::string JsonMembers() const;
 
  private:

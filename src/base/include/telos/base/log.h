@@ -1,8 +1,9 @@
 // Logger: structured JSON logs, one object per line on stdout.
 //
 // Every line carries "ts" (UTC, ISO 8601 with milliseconds), "level", "role" and "msg", then the
-// caller's fields. Messages and fields are JSON-escaped here, so any text is safe to log. Built
-// on spdlog for its buffered, thread-safe sinks. The level comes from TELOS_LOG_LEVEL
+// caller's fields. The line is a Boost.JSON document and every string in it (keys too) goes
+// through SanitizeUtf8 first, so any text is safe to log: the result always parses. Written
+// through spdlog for its buffered, thread-safe sinks. The level comes from TELOS_LOG_LEVEL
 // (debug|info|warn|error); DEBUG=1|true|yes|on forces debug.
 //
 // Not a singleton: main builds one Logger per role and hands it (or a child from WithRole) to
@@ -93,8 +94,9 @@ class Logger {
 std::string FormatLogLine(std::string_view ts, LogLevel level, std::string_view role,
                           std::string_view msg, LogFields fields);
 
-// Appends `text` to `out` as the inside of a JSON string (no surrounding quotes). Invalid
-// UTF-8 bytes become U+FFFD so the line is always valid JSON.
+// Appends `text` to `out` as the inside of a JSON string (no surrounding quotes), invalid UTF-8
+// repaired as SanitizeUtf8 does. Transitional: builders that still concatenate JSON use it
+// until they build a boost::json document instead.
 void AppendJsonEscaped(std::string& out, std::string_view text);
 
 }  // namespace telos
