@@ -7,8 +7,11 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
+#include <boost/json.hpp>
 #include <map>
 #include <set>
+
+#include "telos/base/utf8.h"
 
 namespace telos::net {
 namespace {
@@ -59,12 +62,8 @@ HttpResponse HttpResponse::Text(int status, std::string body, std::string conten
 }
 
 HttpResponse HttpResponse::Error(int status, std::string_view code, std::string_view message) {
-  std::string body = "{\"error\":\"";
-  AppendJsonEscaped(body, code);
-  body += "\",\"message\":\"";
-  AppendJsonEscaped(body, message);
-  body += "\"}";
-  return Json(status, std::move(body));
+  boost::json::object body{{"error", SanitizeUtf8(code)}, {"message", SanitizeUtf8(message)}};
+  return Json(status, boost::json::serialize(body));
 }
 
 // One accepted connection. All of its I/O runs on its own strand (the stream's executor), so

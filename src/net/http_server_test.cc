@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio.hpp>
+#include <boost/json.hpp>
 #include <random>
 #include <thread>
 
 #include "telos/base/metrics.h"
+#include "telos/base/utf8.h"
 #include "telos/net/admin_routes.h"
 
 namespace telos::net {
@@ -21,7 +23,7 @@ class HttpServerTest : public ::testing::Test {
   void StartServer(HttpServerOptions options = {}) {
     server_ = std::make_unique<HttpServer>(io_, options, log_);
     AddAdminRoutes(*server_, metrics_, [this] {
-      return HealthReport{healthy_.load(), "\"role\":\"test\""};
+      return HealthReport{healthy_.load(), boost::json::object{{"role", "test"}}};
     });
     server_->Handle(
         "/echo",
@@ -92,6 +94,43 @@ TEST_F(HttpServerTest, HealthIsJson) {
   res = Get("/api/health");
   EXPECT_NE(res.find("HTTP/1.1 503"), std::string::npos) << res;
   EXPECT_NE(res.find("\"status\":\"degraded\""), std::string::npos) << res;
+}
+
+TEST(HealthJsonTest, StatusFirstAndHostileIdsComeBackRepaired) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  const std::string id = "w\"1\\ \x01\xFF";
+  const HealthReport report{true, boost::json::object{{"role", "world"},
+                                                      {"shard", SanitizeUtf8(id)},
+                                                      {"zones", 3},
+                                                      {"status", "not yours to set"}}};
+  const std::string body = HealthJson(report);
+  EXPECT_EQ(body.rfind("{\"status\":\"ok\",\"role\":\"world\",", 0), 0u) << body;
+  boost::system::error_code ec;
+  const boost::json::value parsed = boost::json::parse(body, ec);
+  ASSERT_FALSE(ec) << body;
+  EXPECT_EQ(parsed.at("shard").as_string(), "w\"1\\ \x01" + fffd);
+  EXPECT_EQ(parsed.at("zones").as_int64(), 3);
+  EXPECT_EQ(parsed.at("status").as_string(), "ok");
+  EXPECT_EQ(parsed.as_object().size(), 4u);
+  EXPECT_EQ(HealthJson(HealthReport{false, boost::json::object{}}), "{\"status\":\"degraded\"}");
+}
+
+TEST(HealthJsonTest, TransitionalTextMembersAreParsedOrFlagged) {
+  EXPECT_EQ(HealthJson(HealthReport{true, std::string("\"role\":\"serve\",\"players\":2")}),
+            "{\"status\":\"ok\",\"role\":\"serve\",\"players\":2}");
+  EXPECT_EQ(HealthJson(HealthReport{true, std::string("\"role\":\"a\"b\"")}),
+            "{\"status\":\"ok\",\"members_invalid\":true}");
+  EXPECT_EQ(HealthJson(HealthReport{true, std::string()}), "{\"status\":\"ok\"}");
+}
+
+TEST(HttpErrorTest, ErrorBodiesAreJsonWhateverTheText) {
+  const HttpResponse r = HttpResponse::Error(400, "bad\"code", "line\nbreak \\ \x01 cut\xE2\x82");
+  EXPECT_EQ(r.status, 400);
+  boost::system::error_code ec;
+  const boost::json::value parsed = boost::json::parse(r.body, ec);
+  ASSERT_FALSE(ec) << r.body;
+  EXPECT_EQ(parsed.at("error").as_string(), "bad\"code");
+  EXPECT_EQ(parsed.at("message").as_string(), "line\nbreak \\ \x01 cut\xEF\xBF\xBD");
 }
 
 TEST_F(HttpServerTest, MetricsArePrometheusText) {

@@ -1,35 +1,11 @@
 #include "telos/net/text.h"
 
+#include <algorithm>
+
+#include "telos/base/utf8.h"
+
 namespace telos::net {
 namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 when the bytes there are not one.
-size_t ValidSequenceLength(std::string_view s, size_t i) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  if (b0 < 0x80) return 1;
-  size_t len;
-  uint32_t cp;
-  uint32_t min;
-  if ((b0 & 0xE0) == 0xC0) {
-    len = 2, cp = b0 & 0x1F, min = 0x80;
-  } else if ((b0 & 0xF0) == 0xE0) {
-    len = 3, cp = b0 & 0x0F, min = 0x800;
-  } else if ((b0 & 0xF8) == 0xF0) {
-    len = 4, cp = b0 & 0x07, min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  // C1 control characters (U+0080..U+009F) are dropped like C0 ones.
-  if (cp >= 0x80 && cp <= 0x9F) return 0;
-  return len;
-}
 
 const char* AnsiFor(char code) {
   switch (code) {
@@ -55,38 +31,12 @@ const char* AnsiFor(char code) {
 }  // namespace
 
 std::string SanitizeInput(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x80) {
-      if (c == '\t') {
-        out.push_back(' ');
-      } else if (c >= 0x20 && c != 0x7F) {
-        out.push_back(static_cast<char>(c));
-      }
-      ++i;
-      continue;
-    }
-    const size_t len = ValidSequenceLength(text, i);
-    if (len == 0) {
-      // A C1 control is a valid two-byte sequence we drop whole; anything else that is not
-      // valid UTF-8 is replaced, one byte at a time.
-      const bool c1 = c == 0xC2 && i + 1 < text.size() &&
-                      static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
-                      static_cast<unsigned char>(text[i + 1]) <= 0x9F;
-      if (c1) {
-        i += 2;
-      } else {
-        out += "\xEF\xBF\xBD";
-        ++i;
-      }
-      continue;
-    }
-    out.append(text.substr(i, len));
-    i += len;
-  }
-  return out;
+  // A tab is the one control a player means as text; every other control (C0, DEL, C1) would
+  // drive the terminals of those who see the line, so it goes. Validity is the base rule.
+  if (text.find('\t') == std::string_view::npos) return SanitizeUtf8(text, Utf8Controls::kDrop);
+  std::string spaced(text);
+  std::replace(spaced.begin(), spaced.end(), '\t', ' ');
+  return SanitizeUtf8(spaced, Utf8Controls::kDrop);
 }
 
 std::string_view CutAtCharacter(std::string_view text, size_t bytes_max) {

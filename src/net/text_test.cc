@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "telos/base/utf8.h"
+
 namespace telos::net {
 namespace {
 
@@ -55,6 +59,15 @@ TEST(LineReaderTest, CutNeverSplitsACharacter) {
 TEST(SanitizeTest, ControlsDroppedTabsBecomeSpaces) {
   EXPECT_EQ(SanitizeInput(std::string("say\thi\x1b[31m\x07\0!", 14)), "say hi[31m!");
   EXPECT_EQ(SanitizeInput("del\x7f"), "del");
+}
+
+TEST(SanitizeTest, ACharacterCutShortIsOneReplacementAsInTheBaseRule) {
+  EXPECT_EQ(SanitizeInput("euro \xE2\x82!"), "euro \xEF\xBF\xBD!");
+  for (const std::string text : {"a\tb\x01\xC3(", "\xF0\x9F\x90\xC2\x85x", "\xED\xA0\x80\x7F"}) {
+    std::string spaced = text;
+    std::replace(spaced.begin(), spaced.end(), '\t', ' ');
+    EXPECT_EQ(SanitizeInput(text), SanitizeUtf8(spaced, Utf8Controls::kDrop)) << text;
+  }
 }
 
 TEST(SanitizeTest, InvalidUtf8IsReplacedValidKept) {

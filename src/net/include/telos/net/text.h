@@ -2,8 +2,9 @@
 //
 // Input: LineReader turns a stream of data bytes into lines — any of CR LF, LF, CR NUL or a
 // lone CR ends a line; a line longer than its limit keeps its first bytes (cut on a character
-// boundary) and is flagged so the session can say so; invalid UTF-8 becomes U+FFFD; NUL,
-// escape and other control bytes are dropped (a tab becomes a space).
+// boundary) and is flagged so the session can say so; invalid UTF-8 becomes U+FFFD by the one
+// rule of telos/base/utf8.h; NUL, escape and the other C0, DEL and C1 controls are dropped (a
+// tab becomes a space).
 // Output: colour codes in game text ({r} {g} ... {x}) become ANSI escapes, or vanish for a
 // player who turned colour off.
 //
