@@ -11,6 +11,7 @@ namespace {
 gate::FleetLinkOptions LinkOptions(const GateProcessOptions& options, const world::Pack& pack) {
   gate::FleetLinkOptions link;
   link.gate_id = options.gate_id;
+  link.gate_token = options.gate_token;
   link.lobby_zone = pack.start_room.zone;
   link.route_wait_ms = OrDefault(options.route_wait_ms, link.route_wait_ms);
   return link;

@@ -20,6 +20,7 @@ namespace telos::app {
 struct GateProcessOptions {
   FrontDoorSettings front;
   std::string gate_id;
+  std::string gate_token;        // presented on every Play stream (FleetLinkOptions)
   std::string role = "gate";     // named in /api/health and /api/cluster
   int64_t link_dead_ms = 0;      // 0: the default from limits.h
   int64_t login_timeout_ms = 0;  // 0: the default from limits.h

@@ -32,6 +32,7 @@ Result<GateRoleSettings> ReadGateRoleSettings(const Config& config) {
   TELOS_READ_SETTING(s.gate_id, config.String("TELOS_GATE_ID", ""));
   TELOS_READ_SETTING(s.account_target, config.String("TELOS_ACCOUNT", ""));
   TELOS_READ_SETTING(s.caller_token, config.Secret("TELOS_CALLER_TOKEN", ""));
+  TELOS_READ_SETTING(s.gate_token, config.Secret("TELOS_GATE_TOKEN", ""));
   TELOS_READ_SETTING(s.content_dir, config.String("TELOS_CONTENT_DIR", s.content_dir));
   TELOS_READ_SETTING(s.io_threads, config.Int("TELOS_IO_THREADS", s.io_threads, 1, 64));
   TELOS_READ_SETTING(s.blocking_threads,
@@ -51,6 +52,11 @@ Result<GateRoleSettings> ReadGateRoleSettings(const Config& config) {
         "TELOS_CALLER_TOKEN: required for telos gate (the account service's caller token; "
         "TELOS_ALLOW_INSECURE=1 calls without one)");
   }
+  if (s.gate_token.empty() && !s.allow_insecure) {
+    return Status::InvalidArgument(
+        "TELOS_GATE_TOKEN: required for telos gate (the token the worlds accept on Play "
+        "streams; or TELOS_GATE_TOKEN_FILE; TELOS_ALLOW_INSECURE=1 calls without one)");
+  }
   if (auto r = RedisOptionsFromConfig(config); !r.ok()) return r.status();
   return s;
 }
@@ -66,6 +72,11 @@ int RunGateRole(const GateRoleSettings& settings, const Config& config) {
     log.Warn(
         "insecure: TELOS_CALLER_TOKEN unset (TELOS_ALLOW_INSECURE): calling the account "
         "service without a caller token");
+  }
+  if (settings.gate_token.empty()) {
+    log.Warn(
+        "insecure: TELOS_GATE_TOKEN unset (TELOS_ALLOW_INSECURE): opening Play streams without "
+        "a gate token; only worlds that accept any caller will take them");
   }
   SystemClock clock;
   Metrics metrics;
@@ -87,6 +98,7 @@ int RunGateRole(const GateRoleSettings& settings, const Config& config) {
   GateProcessOptions options;
   options.front = settings.front;
   options.gate_id = settings.gate_id;
+  options.gate_token = settings.gate_token;
   options.link_dead_ms = settings.link_dead_ms;
   options.login_timeout_ms = settings.login_timeout_ms;
   options.route_wait_ms = settings.route_wait_ms;

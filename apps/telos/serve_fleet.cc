@@ -3,12 +3,17 @@
 // shard owns their zone, and the account screens in-process on PostgreSQL
 // (TELOS_DATABASE_URL). Its keys come from TELOS_SIGNING_KEY_FILE / TELOS_HANDOFF_KEY_FILE — the
 // fleet's, to share players with other processes — or, when unset, are generated once and kept
-// under TELOS_DATA_DIR/keys.
+// under TELOS_DATA_DIR/keys. So are its caller tokens, TELOS_GATE_TOKEN (its gate's Play
+// streams) and TELOS_WORLD_TOKEN (its world's calls with peers): the fleet's when set (or their
+// _FILE forms), else made once and kept as TELOS_DATA_DIR/keys/{gate,world}.token — a serve is
+// never open to any caller, and a process joins it only with those tokens.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <boost/asio.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "gate_process.h"
@@ -16,6 +21,7 @@
 #include "serve.h"
 #include "telos/account/account_desk.h"
 #include "telos/account/account_service.h"
+#include "telos/auth/documents.h"
 #include "telos/base/limits.h"
 #include "telos/shard/fleet_comms.h"
 #include "telos/shard/store_ports.h"
@@ -42,6 +48,36 @@ Result<auth::SigningKey> KeyFileOrKept(const std::string& path, const std::strin
   if (Status s = fresh.WriteFiles(dir, name); !s.ok()) return s;
   log.Info("key generated", {{"file", kept}, {"public_key", fresh.verify_key().Hex()}});
   return fresh;
+}
+
+// `value` when set, else the token kept as <data_dir>/keys/<name>.token (mode 0600), made once.
+Result<std::string> TokenOrKept(const std::string& value, const std::string& data_dir,
+                                const std::string& name, Logger& log) {
+  if (!value.empty()) return value;
+  const std::filesystem::path dir = std::filesystem::path(data_dir) / "keys";
+  const std::string kept = (dir / (name + ".token")).string();
+  if (std::filesystem::exists(kept)) {
+    std::ifstream in(kept);
+    std::string token;
+    std::getline(in, token);
+    if (token.empty()) {
+      return Status::InvalidArgument(kept + ": no token in the file (delete it to make one)");
+    }
+    return token;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::InvalidArgument(dir.string() + ": cannot create: " + ec.message());
+  const std::string token = auth::RandomToken(32);
+  // O_EXCL: a token another process already uses is never replaced.
+  const int fd = ::open(kept.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::InvalidArgument(kept + ": cannot create the token file");
+  const std::string line = token + "\n";
+  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  const bool closed = ::close(fd) == 0;
+  if (!written || !closed) return Status::InvalidArgument(kept + ": cannot write the token file");
+  log.Info("caller token generated", {{"file", kept}});
+  return token;
 }
 
 std::string HostName() {
@@ -88,8 +124,11 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
   auto redis = RedisOptionsFromConfig(config);
   auto pg = PostgresOptionsFromConfig(config);
   auto nats = NatsOptionsFromConfig(config);
-  for (const Status& s : {pool.status(), signing_path.status(), handoff_path.status(),
-                          redis.status(), pg.status(), nats.status()}) {
+  auto gate_token = config.Secret("TELOS_GATE_TOKEN", "");
+  auto world_token = config.Secret("TELOS_WORLD_TOKEN", "");
+  for (const Status& s :
+       {pool.status(), signing_path.status(), handoff_path.status(), redis.status(), pg.status(),
+        nats.status(), gate_token.status(), world_token.status()}) {
     if (!s.ok()) {
       std::fprintf(stderr, "%s: %s\n", kRole, s.message().c_str());
       return kExitConfigError;
@@ -120,6 +159,20 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
     std::fprintf(stderr, "%s: keys: %s\n", kRole, s.message().c_str());
     return kExitConfigError;
   }
+  auto gate_secret = TokenOrKept(*gate_token, settings.data_dir, "gate", log);
+  auto world_secret = TokenOrKept(*world_token, settings.data_dir, "world", log);
+  for (const auto* token : {&gate_secret, &world_secret}) {
+    if (!token->ok()) {
+      std::fprintf(stderr, "%s: tokens: %s\n", kRole, token->status().message().c_str());
+      return kExitConfigError;
+    }
+  }
+  if (*gate_secret == *world_secret) {
+    std::fprintf(stderr, "%s: TELOS_WORLD_TOKEN: must differ from TELOS_GATE_TOKEN\n", kRole);
+    return kExitConfigError;
+  }
+  world_settings.gate_token = *gate_secret;
+  world_settings.world_token = *world_secret;
 
   pg->application_name = "telos-serve";
   auto opened = store::PostgresStore::Open(*pg, clock);
@@ -154,6 +207,7 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
   GateProcessOptions gate_options;
   gate_options.front = settings.front;
   gate_options.gate_id = world_settings.shard_id;
+  gate_options.gate_token = world_settings.gate_token;
   gate_options.role = "serve";
   gate_options.link_dead_ms = settings.link_dead_ms;
   gate_options.login_timeout_ms = settings.login_timeout_ms;

@@ -74,6 +74,8 @@ shard::WorldShardOptions ShardOptions(const WorldRoleSettings& settings, const w
   options.lobby_zone = pack.start_room.zone;
   options.link_dead_ms = OrDefault(settings.link_dead_ms, limits::kLinkDeadMs);
   options.version = kVersion;
+  options.gate_token = settings.gate_token;
+  options.world_token = settings.world_token;
   return options;
 }
 

@@ -59,6 +59,8 @@ Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config) {
   TELOS_READ_SETTING(s.handoff_key_file, config.String("TELOS_HANDOFF_KEY_FILE", ""));
   TELOS_READ_SETTING(s.account_target, config.String("TELOS_ACCOUNT", ""));
   TELOS_READ_SETTING(s.caller_token, config.Secret("TELOS_CALLER_TOKEN", ""));
+  TELOS_READ_SETTING(s.gate_token, config.Secret("TELOS_GATE_TOKEN", ""));
+  TELOS_READ_SETTING(s.world_token, config.Secret("TELOS_WORLD_TOKEN", ""));
   TELOS_READ_SETTING(s.bind_address, config.String("TELOS_BIND", s.bind_address));
   TELOS_READ_SETTING(s.http_port, config.Port("TELOS_HTTP_PORT", s.http_port));
   TELOS_READ_SETTING(s.content_dir, config.String("TELOS_CONTENT_DIR", s.content_dir));
@@ -86,6 +88,22 @@ Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config) {
         "TELOS_HANDOFF_KEY_FILE: required for telos world (the fleet's handoff signing key; "
         "TELOS_ALLOW_INSECURE=1 runs with a key of its own, refusing every other world's)");
   }
+  if (s.gate_token.empty() && !s.allow_insecure) {
+    return Status::InvalidArgument(
+        "TELOS_GATE_TOKEN: required for telos world (the token gates present on Play streams; "
+        "or TELOS_GATE_TOKEN_FILE; TELOS_ALLOW_INSECURE=1 accepts any gate)");
+  }
+  if (s.world_token.empty() && !s.allow_insecure) {
+    return Status::InvalidArgument(
+        "TELOS_WORLD_TOKEN: required for telos world (the token worlds present to each other on "
+        "Handoff, Adopt and Describe; or TELOS_WORLD_TOKEN_FILE; TELOS_ALLOW_INSECURE=1 accepts "
+        "any caller)");
+  }
+  if (!s.gate_token.empty() && s.gate_token == s.world_token) {
+    return Status::InvalidArgument(
+        "TELOS_WORLD_TOKEN: must differ from TELOS_GATE_TOKEN (a gate's token must not open "
+        "the world-to-world calls)");
+  }
   TELOS_READ_SETTING(s.advertise, AdvertisedAddress(s.listen_address, s.advertise));
   auto nats = NatsOptionsFromConfig(config);
   if (!nats.ok()) return nats.status();
@@ -108,6 +126,16 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
   Logger log("world", *level);
   SystemClock clock;
   Metrics metrics;
+  if (settings.gate_token.empty()) {
+    log.Warn(
+        "insecure: TELOS_GATE_TOKEN unset (TELOS_ALLOW_INSECURE): any caller may open a "
+        "Play stream");
+  }
+  if (settings.world_token.empty()) {
+    log.Warn(
+        "insecure: TELOS_WORLD_TOKEN unset (TELOS_ALLOW_INSECURE): any caller may call "
+        "Handoff, Adopt and Describe");
+  }
   log.Info("starting", {{"version", kVersion},
                         {"shard", settings.shard_id},
                         {"listen", settings.listen_address},

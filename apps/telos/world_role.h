@@ -24,6 +24,11 @@ struct WorldRoleSettings {
   std::string handoff_key_file;
   std::string account_target;  // for in-game password changes; empty disables them
   std::string caller_token;
+  // TELOS_GATE_TOKEN: what gates present on Play. TELOS_WORLD_TOKEN: what worlds present on
+  // Handoff, Adopt and Describe (this one on its calls to peers too). Two different tokens, so
+  // a gate's cannot hand players over or move zones. Empty only with TELOS_ALLOW_INSECURE.
+  std::string gate_token;
+  std::string world_token;
   std::string bind_address = "127.0.0.1";  // admin HTTP
   uint16_t http_port = 8081;
   std::string content_dir = "content";
@@ -35,8 +40,9 @@ struct WorldRoleSettings {
   int64_t output_pulse_ms = limits::kOutputPulseMsDefault;  // 0: nobody's output waits
   int64_t checkpoint_interval_ms = 10'000;  // how often a playing character is checkpointed
   int64_t seed = 0;
-  bool allow_insecure = false;  // TELOS_ALLOW_INSECURE: start despite a content-pack mismatch
-  std::string nats_url;         // TELOS_NATS; empty: tells and channels stay on this shard
+  // TELOS_ALLOW_INSECURE: start despite a content-pack mismatch, or without the tokens.
+  bool allow_insecure = false;
+  std::string nats_url;  // TELOS_NATS; empty: tells and channels stay on this shard
   // TELOS_NATS_USER and _PASSWORD, _TOKEN, _CREDS_FILE, or _NKEY and _NKEY_SEED_FILE.
   bus::NatsCredentials nats_credentials;
   bool record_zone_writes = false;  // TELOS_RECORD_ZONE_WRITES: the write history for checkers

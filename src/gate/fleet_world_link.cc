@@ -20,8 +20,12 @@ class ShardStream final
  public:
   // `stub` is owned by the link and outlives every stream (a channel is never torn down from
   // inside one of its own callbacks).
-  ShardStream(FleetWorldLink& link, std::string endpoint, telos::v1::World::Stub& stub)
-      : link_(link), endpoint_(std::move(endpoint)), stub_(stub) {}
+  // `gate_token` goes out with the call (empty: none).
+  ShardStream(FleetWorldLink& link, std::string endpoint, telos::v1::World::Stub& stub,
+              const std::string& gate_token)
+      : link_(link), endpoint_(std::move(endpoint)), stub_(stub) {
+    rpc::AddCallerToken(context_, gate_token);  // metadata is set before the call starts
+  }
 
   const std::string& endpoint() const { return endpoint_; }
 
@@ -388,7 +392,7 @@ std::shared_ptr<ShardStream> FleetWorldLink::StreamTo(const std::string& endpoin
     if (it != streams_.end() && it->second->alive()) return it->second;
     auto& stub = stubs_[endpoint];
     if (!stub) stub = telos::v1::World::NewStub(rpc::MakeChannel(endpoint));
-    stream = std::make_shared<ShardStream>(*this, endpoint, *stub);
+    stream = std::make_shared<ShardStream>(*this, endpoint, *stub, options_.gate_token);
     streams_[endpoint] = stream;
     ++live_streams_;
   }

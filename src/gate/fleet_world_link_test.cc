@@ -71,13 +71,25 @@ class ScriptedShard final : public telos::v1::World::CallbackService {
   explicit ScriptedShard(AttachRule rule) : rule_(std::move(rule)) {}
 
   grpc::ServerBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame>* Play(
-      grpc::CallbackServerContext*) override {
+      grpc::CallbackServerContext* context) override {
+    {
+      std::lock_guard lock(mu_);
+      const auto& metadata = context->client_metadata();
+      auto it = metadata.find(rpc::kAuthorizationHeader);
+      authorizations_.push_back(
+          it == metadata.end() ? std::string() : std::string(it->second.data(), it->second.size()));
+    }
     return new Stream(*this);
   }
 
   std::vector<telos::v1::Attach> attaches() const {
     std::lock_guard lock(mu_);
     return attaches_;
+  }
+  // The authorization header of each Play stream opened, in order ("" when it had none).
+  std::vector<std::string> authorizations() const {
+    std::lock_guard lock(mu_);
+    return authorizations_;
   }
 
  private:
@@ -136,6 +148,7 @@ class ScriptedShard final : public telos::v1::World::CallbackService {
   AttachRule rule_;
   mutable std::mutex mu_;
   std::vector<telos::v1::Attach> attaches_;
+  std::vector<std::string> authorizations_;
 };
 
 // Keeps what reaches the player.
@@ -194,6 +207,7 @@ class FleetWorldLinkTest : public ::testing::Test {
     io_thread_ = std::thread([this] { io_.run(); });
     FleetLinkOptions options;
     options.gate_id = "gate-test";
+    options.gate_token = "gate-token-of-the-test";
     options.lobby_zone = "lobby";
     link_ = std::make_unique<FleetWorldLink>(
         options, holding_, io_,
@@ -302,6 +316,19 @@ TEST_F(FleetWorldLinkTest, StopWaitsForARoutingStepInFlight) {
   EXPECT_EQ(stopping.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
   holding_.release.set_value();
   EXPECT_EQ(stopping.wait_for(kWait), std::future_status::ready);
+}
+
+// The worlds accept a Play stream only with the gate token: the link presents it on each.
+TEST_F(FleetWorldLinkTest, EveryPlayStreamCarriesTheGateToken) {
+  StartShard([](const telos::v1::Attach& attach) {
+    return Answer{Attached(attach.session(), kCodeOk, "", "lobby")};
+  });
+  auto sink = std::make_shared<RecordingSink>();
+  ASSERT_TRUE(Enter(sink).ok());
+  ASSERT_TRUE(Eventually([&] { return !shard_->attaches().empty(); }));
+  const auto authorizations = shard_->authorizations();
+  ASSERT_EQ(authorizations.size(), 1u);
+  EXPECT_EQ(authorizations[0], "Bearer gate-token-of-the-test");
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <sodium.h>
 
+#include <optional>
+
 namespace telos::rpc {
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target) {
@@ -32,18 +34,52 @@ void ConfigureServer(grpc::ServerBuilder& builder) {
 void PrepareCall(grpc::ClientContext& context, std::chrono::milliseconds deadline,
                  const std::string& caller_token) {
   context.set_deadline(std::chrono::system_clock::now() + deadline);
+  AddCallerToken(context, caller_token);
+}
+
+void AddCallerToken(grpc::ClientContext& context, const std::string& caller_token) {
   if (!caller_token.empty()) context.AddMetadata(kAuthorizationHeader, "Bearer " + caller_token);
 }
 
-bool CallerTokenMatches(const grpc::ServerContextBase& context, const std::string& expected) {
-  if (expected.empty()) return true;
+namespace {
+
+// The bearer token a call carries, if any.
+std::optional<std::string_view> BearerOf(const grpc::ServerContextBase& context) {
   const auto& metadata = context.client_metadata();
   auto it = metadata.find(kAuthorizationHeader);
-  if (it == metadata.end()) return false;
-  const std::string got(it->second.data(), it->second.size());
-  const std::string want = "Bearer " + expected;
+  if (it == metadata.end()) return std::nullopt;
+  const std::string_view header(it->second.data(), it->second.size());
+  constexpr std::string_view kBearer = "Bearer ";
+  if (!header.starts_with(kBearer)) return std::nullopt;
+  return header.substr(kBearer.size());
+}
+
+// Constant-time in the contents (the lengths of tokens are not secret).
+bool SameToken(std::string_view got, std::string_view want) {
   if (got.size() != want.size()) return false;
   return sodium_memcmp(got.data(), want.data(), want.size()) == 0;
+}
+
+}  // namespace
+
+bool CallerTokenMatches(const grpc::ServerContextBase& context, const std::string& expected) {
+  if (expected.empty()) return true;
+  const auto got = BearerOf(context);
+  return got && SameToken(*got, expected);
+}
+
+grpc::Status AuthorizeCaller(const grpc::ServerContextBase& context, const std::string& expected,
+                             std::initializer_list<std::string_view> other_roles) {
+  if (expected.empty()) return grpc::Status::OK;
+  const auto got = BearerOf(context);
+  if (!got) return {grpc::StatusCode::UNAUTHENTICATED, "caller token missing"};
+  if (SameToken(*got, expected)) return grpc::Status::OK;
+  for (std::string_view other : other_roles) {
+    if (!other.empty() && SameToken(*got, other)) {
+      return {grpc::StatusCode::PERMISSION_DENIED, "caller token of another role"};
+    }
+  }
+  return {grpc::StatusCode::UNAUTHENTICATED, "caller token wrong"};
 }
 
 }  // namespace telos::rpc

@@ -69,8 +69,9 @@ void StreamHandle::WriteDone(bool ok) {
   if (reads_ended_ && !finished_) {
     finished_ = true;
     PlayReactor* reactor = reactor_;
+    const grpc::Status status = finish_status_;
     lock.unlock();
-    reactor->Finish(grpc::Status::OK);
+    reactor->Finish(status);
   }
 }
 
@@ -80,8 +81,33 @@ void StreamHandle::ReadsEnded() {
   if (writing_ || finished_) return;
   finished_ = true;
   PlayReactor* reactor = reactor_;
+  const grpc::Status status = finish_status_;
   lock.unlock();
-  reactor->Finish(grpc::Status::OK);
+  reactor->Finish(status);
+}
+
+void StreamHandle::Refuse(grpc::Status status) {
+  std::unique_lock lock(mu_);
+  if (refused_ || finished_ || reactor_ == nullptr) return;
+  refused_ = true;
+  finish_status_ = std::move(status);
+  // Ending the reads here makes Send refuse further output and alive() false; a write in
+  // flight finishes the stream when it completes (WriteDone), else it is finished now.
+  reads_ended_ = true;
+  pending_.Clear();
+  pending_outputs_ = 0;
+  pending_bytes_ = 0;
+  if (writing_) return;
+  finished_ = true;
+  PlayReactor* reactor = reactor_;
+  const grpc::Status finish = finish_status_;
+  lock.unlock();
+  reactor->Finish(finish);
+}
+
+bool StreamHandle::refused() const {
+  std::lock_guard lock(mu_);
+  return refused_;
 }
 
 void StreamHandle::Done() {
@@ -114,6 +140,12 @@ void StreamHandle::UnbindSession(uint64_t session) {
   sessions_.erase(session);
 }
 
+void StreamHandle::UnbindSession(uint64_t session, const std::string& name_key) {
+  std::lock_guard lock(mu_);
+  auto it = sessions_.find(session);
+  if (it != sessions_.end() && it->second == name_key) sessions_.erase(it);
+}
+
 std::optional<std::string> StreamHandle::SessionCharacter(uint64_t session) const {
   std::lock_guard lock(mu_);
   auto it = sessions_.find(session);
@@ -140,6 +172,7 @@ void PlayReactor::OnReadDone(bool ok) {
   }
   shard_.OnFrame(handle_, in_);
   in_.Clear();
+  if (handle_->refused()) return;  // finished (or finishing): no read may start after it
   StartRead(&in_);
 }
 

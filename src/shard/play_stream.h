@@ -43,9 +43,18 @@ class StreamHandle : public std::enable_shared_from_this<StreamHandle> {
   std::string gate_id() const;
   void BindSession(uint64_t session, const std::string& name_key);
   void UnbindSession(uint64_t session);
+  // Only while `session` is still bound to `name_key` (not since rebound to someone else).
+  void UnbindSession(uint64_t session, const std::string& name_key);
   std::optional<std::string> SessionCharacter(uint64_t session) const;
   std::map<uint64_t, std::string> sessions() const;
   bool alive() const;
+
+  // Ends the stream with `status` (a refused Hello): nothing more is read or sent, and the
+  // reactor finishes as soon as no write is in flight. Call from the reactor's read callback,
+  // and without the shard's lock held (finishing may run the reactor's OnDone at once).
+  void Refuse(grpc::Status status);
+  // Whether Refuse() was called: the reactor must not start another read.
+  bool refused() const;
 
   // Reactor side.
   void WriteDone(bool ok);
@@ -67,6 +76,8 @@ class StreamHandle : public std::enable_shared_from_this<StreamHandle> {
   bool writing_ = false;
   bool reads_ended_ = false;
   bool finished_ = false;
+  bool refused_ = false;
+  grpc::Status finish_status_;  // what Finish reports: OK, or why the stream was refused
 };
 
 class PlayReactor final
@@ -81,6 +92,15 @@ class PlayReactor final
   WorldShard& shard_;
   std::shared_ptr<StreamHandle> handle_;
   telos::v1::GateFrame in_;
+};
+
+// A Play stream refused before it started (its caller token is missing or wrong): it finishes
+// at once with the reason and reads nothing.
+class RefusedPlay final
+    : public grpc::ServerBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame> {
+ public:
+  explicit RefusedPlay(grpc::Status status) { Finish(std::move(status)); }
+  void OnDone() override { delete this; }
 };
 
 // A character's output channel on this shard: bound to (stream, session) while a gate holds

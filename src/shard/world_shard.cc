@@ -206,21 +206,68 @@ void WorldShard::Evacuate(std::vector<world::PlayerTransfer> players) {
 // ------------------------------------------------------------------ the Play stream
 
 grpc::ServerBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame>* WorldShard::Play(
-    grpc::CallbackServerContext*) {
+    grpc::CallbackServerContext* context) {
+  if (grpc::Status refused = Authorize(*context, "Play", options_.gate_token, options_.world_token);
+      !refused.ok()) {
+    return new RefusedPlay(std::move(refused));
+  }
   return new PlayReactor(*this, &outputs_dropped_);
+}
+
+grpc::Status WorldShard::Authorize(const grpc::CallbackServerContext& context, const char* method,
+                                   const std::string& expected,
+                                   const std::string& other_role) const {
+  grpc::Status status = rpc::AuthorizeCaller(context, expected, {other_role});
+  if (!status.ok()) {
+    log_.Warn("security: caller refused",
+              {{"method", method}, {"peer", context.peer()}, {"reason", status.error_message()}});
+  }
+  return status;
+}
+
+void WorldShard::OnHello(const std::shared_ptr<StreamHandle>& stream,
+                         const telos::v1::Hello& hello) {
+  const std::string gate_id = hello.gate_id().substr(0, directory::kIdBytesMax);
+  grpc::Status refusal;
+  {
+    std::lock_guard lock(mu_);
+    std::erase_if(streams_, [](const auto& weak) { return weak.expired(); });
+    if (!stream->gate_id().empty()) {
+      refusal = {grpc::StatusCode::FAILED_PRECONDITION, "a stream says hello once"};
+    } else if (gate_id.empty()) {
+      refusal = {grpc::StatusCode::INVALID_ARGUMENT, "hello: the gate id is empty"};
+    } else {
+      for (const auto& weak : streams_) {
+        auto other = weak.lock();
+        if (other && other != stream && other->alive() && other->gate_id() == gate_id) {
+          // Another stream of this gate id is live: this one may not take over its sessions
+          // or the arrivals handed over for it. A gate that lost its stream retries until
+          // this shard has seen the old one end (keepalives notice a dead one in seconds).
+          refusal = {grpc::StatusCode::ALREADY_EXISTS,
+                     "gate " + gate_id + " already has a live stream here"};
+          break;
+        }
+      }
+    }
+    if (refusal.ok()) {
+      // Set under mu_, so a concurrent hello with the same id sees it.
+      stream->set_gate_id(gate_id);
+      streams_.push_back(stream);
+    }
+  }
+  if (!refusal.ok()) {
+    log_.Warn("security: gate hello refused",
+              {{"gate", gate_id}, {"reason", refusal.error_message()}});
+    // Outside mu_: finishing the stream may run OnStreamGone at once.
+    return stream->Refuse(std::move(refusal));
+  }
+  log_.Info("gate stream opened", {{"gate", gate_id}});
 }
 
 void WorldShard::OnFrame(const std::shared_ptr<StreamHandle>& stream,
                          const telos::v1::GateFrame& frame) {
   switch (frame.kind_case()) {
-    case telos::v1::GateFrame::kHello: {
-      stream->set_gate_id(frame.hello().gate_id().substr(0, directory::kIdBytesMax));
-      std::lock_guard lock(mu_);
-      std::erase_if(streams_, [](const auto& weak) { return weak.expired(); });
-      streams_.push_back(stream);
-      log_.Info("gate stream opened", {{"gate", stream->gate_id()}});
-      return;
-    }
+    case telos::v1::GateFrame::kHello: return OnHello(stream, frame.hello());
     case telos::v1::GateFrame::kAttach: {
       const auto& attach = frame.attach();
       if (!attach.handoff_token().empty()) {
@@ -345,7 +392,7 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
     const std::shared_ptr<StreamHandle>& old_stream = previous.first;
     const uint64_t old_session = previous.second;
     if (old_stream && (old_stream != stream || old_session != session)) {
-      old_stream->UnbindSession(old_session);
+      UnbindPrevious(previous, stream, session, key);
       old_stream->Send(kControlBytes, [&](telos::v1::ShardFrame& out) {
         world::PlayerOutput notice;
         notice.AddLine("Your character was taken up by a new connection.");
@@ -568,9 +615,22 @@ void WorldShard::AttachArrival(const std::shared_ptr<StreamHandle>& stream, uint
     return SendAttached(stream, session, Status::NotFound("no arrival with that token"), "");
   }
   stream->BindSession(session, key);
+  // The arrival may have been bound already, on the stream its gate had here when the handoff
+  // came (AcceptHandoff); attached on another stream, that binding must not keep carrying the
+  // character's input. Undone before the gate hears Attached, so that from then on only this
+  // session reaches the character; and again for a binding made meanwhile.
+  UnbindPrevious(sink->binding(), stream, session, key);
   SendAttached(stream, session, Status::Ok(), zone);
-  sink->Bind(stream, session);
+  UnbindPrevious(sink->Bind(stream, session), stream, session, key);
   if (comms_ != nullptr) comms_->Attached(key, stream->gate_id());
+}
+
+void WorldShard::UnbindPrevious(const std::pair<std::shared_ptr<StreamHandle>, uint64_t>& previous,
+                                const std::shared_ptr<StreamHandle>& stream, uint64_t session,
+                                const std::string& name_key) {
+  const auto& [old_stream, old_session] = previous;
+  if (!old_stream || (old_stream == stream && old_session == session)) return;
+  old_stream->UnbindSession(old_session, name_key);
 }
 
 // ------------------------------------------------------------------ handoff: destination
@@ -579,6 +639,12 @@ grpc::ServerUnaryReactor* WorldShard::Handoff(grpc::CallbackServerContext* conte
                                               const telos::v1::SignedBlob* request,
                                               telos::v1::HandoffReply* reply) {
   auto* reactor = context->DefaultReactor();
+  if (grpc::Status refused =
+          Authorize(*context, "Handoff", options_.world_token, options_.gate_token);
+      !refused.ok()) {
+    reactor->Finish(refused);
+    return reactor;
+  }
   std::string blob = request->SerializeAsString();
   blocking_([this, reactor, reply, blob = std::move(blob)] {
     const Status s = AcceptHandoff(blob);
@@ -685,11 +751,17 @@ Status WorldShard::AcceptHandoff(const std::string& blob) {
 grpc::ServerUnaryReactor* WorldShard::Describe(grpc::CallbackServerContext* context,
                                                const telos::v1::Empty*,
                                                telos::v1::ShardDescription* reply) {
+  auto* reactor = context->DefaultReactor();
+  if (grpc::Status refused =
+          Authorize(*context, "Describe", options_.world_token, options_.gate_token);
+      !refused.ok()) {
+    reactor->Finish(refused);
+    return reactor;
+  }
   reply->set_shard_id(options_.shard_id);
   reply->set_pack_name(host_.pack().name);
   reply->set_pack_hash(host_.pack().content_hash);
   reply->set_version(options_.version);
-  auto* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }
@@ -701,10 +773,18 @@ std::optional<std::string> WorldShard::FindPackDivergence() {
     if (shard.id == options_.shard_id || shard.endpoint.empty()) continue;
     telos::v1::World::Stub& stub = PeerStub(shard.endpoint);
     grpc::ClientContext context;
-    rpc::PrepareCall(context, std::chrono::milliseconds(kDescribeDeadlineMs), "");
+    rpc::PrepareCall(context, std::chrono::milliseconds(kDescribeDeadlineMs), options_.world_token);
     telos::v1::Empty request;
     telos::v1::ShardDescription peer;
-    if (!stub.Describe(&context, request, &peer).ok()) continue;  // gone or not answering
+    const grpc::Status described = stub.Describe(&context, request, &peer);
+    if (described.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+        described.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+      // Not a pack divergence, but every handoff and drain between the two will fail too.
+      log_.Warn("security: a peer world refused this world's TELOS_WORLD_TOKEN",
+                {{"peer", shard.id}, {"reason", described.error_message()}});
+      continue;
+    }
+    if (!described.ok()) continue;  // gone or not answering
     if (peer.pack_hash() != host_.pack().content_hash) {
       return "shard " + shard.id + " runs pack " + peer.pack_name() + " " + peer.pack_hash();
     }
@@ -754,7 +834,8 @@ Status WorldShard::CallHandoff(const std::string& endpoint, const std::string& b
   if (!request.ParseFromString(blob)) return Status::Internal("snapshot did not serialize");
   telos::v1::HandoffReply reply;
   grpc::ClientContext context;
-  rpc::PrepareCall(context, std::chrono::milliseconds(options_.handoff_deadline_ms), "");
+  rpc::PrepareCall(context, std::chrono::milliseconds(options_.handoff_deadline_ms),
+                   options_.world_token);
   return rpc::FromGrpc(stub->Handoff(&context, request, &reply));
 }
 
@@ -912,7 +993,8 @@ Status WorldShard::CallAdopt(const directory::ZoneOwner& to, const std::string& 
   request.set_from_shard(options_.shard_id);
   telos::v1::Empty reply;
   grpc::ClientContext context;
-  rpc::PrepareCall(context, std::chrono::milliseconds(options_.handoff_deadline_ms), "");
+  rpc::PrepareCall(context, std::chrono::milliseconds(options_.handoff_deadline_ms),
+                   options_.world_token);
   return rpc::FromGrpc(stub->Adopt(&context, request, &reply));
 }
 
@@ -920,6 +1002,12 @@ grpc::ServerUnaryReactor* WorldShard::Adopt(grpc::CallbackServerContext* context
                                             const telos::v1::AdoptRequest* request,
                                             telos::v1::Empty*) {
   auto* reactor = context->DefaultReactor();
+  if (grpc::Status refused =
+          Authorize(*context, "Adopt", options_.world_token, options_.gate_token);
+      !refused.ok()) {
+    reactor->Finish(refused);
+    return reactor;
+  }
   blocking_([this, reactor, zone = request->zone(), epoch = request->epoch(),
              from = request->from_shard()] {
     Status s = adopter_ ? adopter_(zone, epoch) : Status::Unavailable("not adopting zones");

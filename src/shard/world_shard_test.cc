@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/sinks/base_sink.h>
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -55,6 +56,7 @@ namespace {
 
 namespace asio = boost::asio;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Every wait for something the shard does asynchronously gives up after this.
 constexpr auto kWait = std::chrono::seconds(10);
@@ -68,6 +70,9 @@ constexpr std::string_view kPasswordHash = "$argon2id$v=19$m=65536,t=2,p=1$c2Fsd
 constexpr int32_t kCodeOk = static_cast<int32_t>(StatusCode::kOk);
 constexpr int32_t kCodePermissionDenied = static_cast<int32_t>(StatusCode::kPermissionDenied);
 constexpr int32_t kCodeFailedPrecondition = static_cast<int32_t>(StatusCode::kFailedPrecondition);
+// The fleet's caller tokens, one per role (WorldShardOptions).
+const std::string kGateToken = "gate-token-of-the-test-fleet";
+const std::string kWorldToken = "world-token-of-the-test-fleet";
 
 // Polls `done` until it holds or `wait` passes.
 bool Eventually(const std::function<bool()>& done,
@@ -214,6 +219,8 @@ class Node {
     // once the server has picked a port.
     shard_options.lobby_zone = fleet.pack->start_room.zone;
     shard_options.link_dead_ms = options.link_dead_ms;
+    shard_options.gate_token = kGateToken;
+    shard_options.world_token = kWorldToken;
     shard =
         std::make_unique<WorldShard>(shard_options, *host, fleet.directory, fleet.db->characters(),
                                      persistence, fleet.account_key.verify_key(), fleet.handoff_key,
@@ -317,7 +324,9 @@ std::unique_ptr<telos::v1::World::Stub> SmallWindowStub(const std::string& endpo
 // test takes them out per session, waiting up to kWait.
 class GateStream {
  public:
-  GateStream(telos::v1::World::Stub& stub, const std::string& gate_id) {
+  GateStream(telos::v1::World::Stub& stub, const std::string& gate_id,
+             const std::string& token = kGateToken) {
+    rpc::AddCallerToken(context_, token);
     stream_ = stub.Play(&context_);
     reader_ = std::thread([this] { ReadLoop(); });
     telos::v1::GateFrame hello;
@@ -589,12 +598,16 @@ class WorldShardTest : public ::testing::Test {
   }
 
   static Status Handoff(Node& node, const std::string& blob) {
+    return rpc::FromGrpc(HandoffAs(node, blob, kWorldToken));
+  }
+  // A Handoff call presenting `token` (empty: none), with gRPC's own status.
+  static grpc::Status HandoffAs(Node& node, const std::string& blob, const std::string& token) {
     telos::v1::SignedBlob request;
     RELEASE_ASSERT(request.ParseFromString(blob), "a signed snapshot parses");
     telos::v1::HandoffReply reply;
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + kWait);
-    return rpc::FromGrpc(node.stub->Handoff(&context, request, &reply));
+    rpc::PrepareCall(context, kWait, token);
+    return node.stub->Handoff(&context, request, &reply);
   }
 
   Fleet fleet_;
@@ -691,6 +704,221 @@ TEST_F(WorldShardTest, AttachRefusals) {
   EXPECT_EQ(code_of(6), kCodeOk);
   gate.Attach(7, Assertion(bob, "Alice"));
   EXPECT_EQ(code_of(7), kCodePermissionDenied);
+}
+
+// ------------------------------------------------------------------ callers and gate ids
+
+// Opens a Play stream presenting `token` (empty: none), writes `frames` and half-closes at once;
+// returns the status the shard ended the stream with. A stream the shard accepted ends OK as
+// soon as its reads end, so an acceptance is told from a refusal without waiting.
+grpc::Status PlayFrames(telos::v1::World::Stub& stub, const std::string& token,
+                        const std::vector<telos::v1::GateFrame>& frames) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kWait);
+  rpc::AddCallerToken(context, token);
+  auto stream = stub.Play(&context);
+  for (const auto& frame : frames) {
+    if (!stream->Write(frame)) break;  // a refused stream may have ended already
+  }
+  (void)stream->WritesDone();
+  telos::v1::ShardFrame frame;
+  while (stream->Read(&frame)) {
+  }
+  return stream->Finish();
+}
+
+telos::v1::GateFrame HelloFrame(const std::string& gate_id) {
+  telos::v1::GateFrame frame;
+  frame.mutable_hello()->set_gate_id(gate_id);
+  return frame;
+}
+
+telos::v1::GateFrame AttachFrame(uint64_t session, const std::string& assertion) {
+  telos::v1::GateFrame frame;
+  frame.mutable_attach()->set_session(session);
+  frame.mutable_attach()->set_assertion(assertion);
+  return frame;
+}
+
+// Only a gate's token opens a Play stream: without it, or with a world's, the stream ends at
+// once and nothing it sent was acted on (here: a valid login that would have claimed Alice).
+TEST_F(WorldShardTest, PlayIsRefusedWithoutTheGateToken) {
+  Node& a = StartNode({"a", {"lobby", "town"}});
+  const int64_t account = CreateAccount("alice");
+  CreateCharacter(account, "Alice", "lobby:atrium");
+  const std::vector<telos::v1::GateFrame> login = {HelloFrame("gate-1"),
+                                                   AttachFrame(1, Assertion(account, "Alice"))};
+
+  EXPECT_EQ(PlayFrames(*a.stub, "", login).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(PlayFrames(*a.stub, "a-token-nobody-was-given", login).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(PlayFrames(*a.stub, kWorldToken, login).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(a.shard->residents(), 0u);
+  EXPECT_EQ(a.host->online_count(), 0u);
+  EXPECT_EQ(Row("Alice").owner_epoch, 0) << "a refused caller claimed the character";
+  EXPECT_TRUE(fleet_.sink->Contains("security: caller refused"));
+
+  // The gate's token opens it.
+  GateStream gate(*a.stub, "gate-1", kGateToken);
+  gate.Attach(1, Assertion(account, "Alice"));
+  auto attached = gate.NextAttached(1);
+  ASSERT_TRUE(attached.has_value());
+  EXPECT_EQ(attached->code(), kCodeOk) << attached->message();
+}
+
+// Handoff, Adopt and Describe are world-to-world: a gate's token does not open them, and
+// neither does no token. Refused calls change nothing.
+TEST_F(WorldShardTest, WorldMethodsAreRefusedWithoutTheWorldToken) {
+  Node& a = StartNode({"a", {"lobby", "town"}});
+  std::vector<std::string> adopted;  // written by the adopter, read after the RPC returned
+  std::mutex adopted_mu;
+  a.shard->SetAdopter([&](const std::string& zone, uint64_t) {
+    std::lock_guard lock(adopted_mu);
+    adopted.push_back(zone);
+    return Status::Ok();
+  });
+  const int64_t account = CreateAccount("alice");
+  CreateCharacter(account, "Alice", "lobby:atrium");
+  const std::string blob =
+      auth::SignSnapshot(fleet_.handoff_key, Snapshot(account, "Alice", "town:square", 2));
+
+  EXPECT_EQ(HandoffAs(a, blob, "").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(HandoffAs(a, blob, kGateToken).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(PlacementOf("alice"), std::nullopt) << "a refused handoff moved the placement";
+  EXPECT_EQ(a.host->ZoneOf("alice"), std::nullopt);
+
+  auto adopt = [&](const std::string& token) {
+    telos::v1::AdoptRequest request;
+    request.set_zone("town");
+    request.set_epoch(9);
+    request.set_from_shard("elsewhere");
+    telos::v1::Empty reply;
+    grpc::ClientContext context;
+    rpc::PrepareCall(context, kWait, token);
+    return a.stub->Adopt(&context, request, &reply);
+  };
+  EXPECT_EQ(adopt("").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(adopt(kGateToken).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  {
+    std::lock_guard lock(adopted_mu);
+    EXPECT_TRUE(adopted.empty()) << "a refused Adopt reached the adopter";
+  }
+
+  auto describe = [&](const std::string& token, telos::v1::ShardDescription* reply) {
+    telos::v1::Empty request;
+    grpc::ClientContext context;
+    rpc::PrepareCall(context, kWait, token);
+    return a.stub->Describe(&context, request, reply);
+  };
+  telos::v1::ShardDescription refused;
+  EXPECT_EQ(describe("", &refused).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(describe(kGateToken, &refused).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(refused.shard_id(), "") << "a refused Describe answered";
+
+  // With the world token each goes through.
+  telos::v1::ShardDescription described;
+  const grpc::Status ok = describe(kWorldToken, &described);
+  EXPECT_TRUE(ok.ok()) << ok.error_message();
+  EXPECT_EQ(described.shard_id(), "a");
+  EXPECT_TRUE(adopt(kWorldToken).ok());
+  {
+    std::lock_guard lock(adopted_mu);
+    EXPECT_EQ(adopted, std::vector<std::string>{"town"});
+  }
+  const grpc::Status handed = HandoffAs(a, blob, kWorldToken);
+  EXPECT_TRUE(handed.ok()) << handed.error_message();
+  EXPECT_EQ(a.host->ZoneOf("alice"), "town");
+}
+
+// A world's own calls to its peers carry the world token.
+TEST_F(WorldShardTest, AWorldCallsItsPeersWithTheWorldToken) {
+  Node& a = StartNode({"a", {"lobby", "town"}});
+  Node& b = StartNode({"b", {"lobby", "forest"}});
+  std::atomic<int> adopted{0};
+  a.shard->SetAdopter([&](const std::string&, uint64_t) {
+    ++adopted;
+    return Status::Ok();
+  });
+  const Status s = b.shard->CallAdopt({"a", a.endpoint, 3, kLeaseTtlMs}, "town", 3);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(adopted.load(), 1);
+  EXPECT_EQ(b.shard->FindPackDivergence(), std::nullopt);
+  EXPECT_FALSE(fleet_.sink->Contains("security: caller refused")) << fleet_.sink->Text();
+}
+
+// A gate has one live stream per shard: a second stream naming a gate id that is live on
+// another is refused, and takes nothing over (a login there would have taken Alice from the
+// first stream). Once the first stream has ended the id is free again.
+TEST_F(WorldShardTest, AHelloWithAGateIdLiveOnAnotherStreamIsRefused) {
+  Node& a = StartNode({"a", {"lobby", "town"}});
+  const int64_t account = CreateAccount("alice");
+  CreateCharacter(account, "Alice", "lobby:atrium");
+  const std::string assertion = Assertion(account, "Alice");
+
+  auto first = std::make_unique<GateStream>(*a.stub, "gate-1");
+  first->Attach(1, assertion);
+  auto attached = first->NextAttached(1);
+  ASSERT_TRUE(attached.has_value());
+  ASSERT_EQ(attached->code(), kCodeOk) << attached->message();
+  first->OutputUntil(1, "The Atrium of Arrivals");
+
+  const grpc::Status impostor =
+      PlayFrames(*a.stub, kGateToken, {HelloFrame("gate-1"), AttachFrame(9, assertion)});
+  EXPECT_EQ(impostor.error_code(), grpc::StatusCode::ALREADY_EXISTS) << impostor.error_message();
+  // A stream names its gate once, and names one.
+  EXPECT_EQ(
+      PlayFrames(*a.stub, kGateToken, {HelloFrame("gate-3"), HelloFrame("gate-4")}).error_code(),
+      grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(PlayFrames(*a.stub, kGateToken, {HelloFrame("")}).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+
+  // Alice still plays on the first stream, which was told nothing.
+  first->Input(1, "look north");
+  const std::string seen = first->OutputUntil(1, "compass roses");
+  EXPECT_THAT(seen, HasSubstr("opens on the Hall of Maps"));
+  EXPECT_THAT(seen, Not(HasSubstr("taken up by a new connection")));
+  EXPECT_EQ(a.shard->streams(), 1u);
+
+  first->Close();
+  GateStream again(*a.stub, "gate-1");
+  again.Attach(2, assertion);
+  attached = again.NextAttached(2);
+  ASSERT_TRUE(attached.has_value());
+  EXPECT_EQ(attached->code(), kCodeOk) << attached->message();
+}
+
+// A handoff arrival is bound at once to its gate's stream here (AcceptHandoff); when the gate
+// attaches it on another stream, the first stream's session no longer reaches the character
+// (here: a Detach sent there would otherwise take her out of the world).
+TEST_F(WorldShardTest, AnArrivalAttachedOnAnotherStreamIsUnboundFromTheFirst) {
+  Node& a = StartNode({"a", {"lobby", "town"}});
+  const int64_t account = CreateAccount("alice");
+  CreateCharacter(account, "Alice", "lobby:atrium");
+
+  GateStream first(*a.stub, "gate-1");
+  ASSERT_TRUE(Eventually([&] { return a.shard->streams() == 1; }));  // its hello is in
+  const auth::HandoffSnapshot snapshot = Snapshot(account, "Alice", "town:square", 2);
+  ASSERT_EQ(snapshot.gate_id, "gate-1");
+  const Status handed = Handoff(a, auth::SignSnapshot(fleet_.handoff_key, snapshot));
+  ASSERT_TRUE(handed.ok()) << handed.ToString();
+  // Bound to the first stream already: the arrival shows there.
+  EXPECT_THAT(first.OutputUntil(snapshot.session, "You step out of the mist."),
+              HasSubstr("You step out of the mist."));
+
+  GateStream second(*a.stub, "gate-2");
+  second.AttachWithToken(snapshot.session, snapshot.token);
+  auto attached = second.NextAttached(snapshot.session);
+  ASSERT_TRUE(attached.has_value());
+  ASSERT_EQ(attached->code(), kCodeOk) << attached->message();
+
+  first.Detach(snapshot.session);
+  EXPECT_TRUE(first.Removed(snapshot.session));
+  EXPECT_EQ(a.host->ZoneOf("alice"), "town") << "the old stream's session still held her";
+  EXPECT_EQ(a.shard->residents(), 1u);
+  second.Input(snapshot.session, "look");
+  EXPECT_THAT(second.OutputUntil(snapshot.session, "The Market Square"),
+              HasSubstr("The Market Square"));
 }
 
 // ------------------------------------------------------------------ handoff: destination

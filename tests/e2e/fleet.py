@@ -3,7 +3,8 @@ each a built `telos` process on loopback, sharing the development services (Redi
 NATS from `scripts/services`).
 
 Every Fleet is isolated: its own Redis key namespace and PostgreSQL schema (both dropped by
-cleanup()), its own key pairs and caller token in a private folder, and free loopback ports.
+cleanup()), its own key pairs and caller tokens (the account service's, the gates' and the
+worlds') in a private folder, and free loopback ports.
 Standard library only; every wait polls with a deadline.
 
     fleet = Fleet(BINARY, REPO, "routing")
@@ -185,6 +186,8 @@ class Fleet:
         self.dir = tempfile.mkdtemp(prefix="telos-fleet-")
         self.keys_dir = os.path.join(self.dir, "keys")
         self.caller_token = secrets.token_hex(16)
+        self.gate_token = secrets.token_hex(16)   # gates -> worlds (Play)
+        self.world_token = secrets.token_hex(16)  # worlds -> worlds (Handoff, Adopt, Describe)
         self.procs = {}       # name -> harness.Server, in start order
         self.kinds = {}       # name -> "account" | "world" | "gate"
         self.clients = []
@@ -254,6 +257,8 @@ class Fleet:
             "TELOS_HTTP_PORT": "0",
             "TELOS_ASSERTION_VERIFY_KEY_FILE": self.key("account.pub"),
             "TELOS_HANDOFF_KEY_FILE": self.key("handoff.key"),
+            "TELOS_GATE_TOKEN": self.gate_token,
+            "TELOS_WORLD_TOKEN": self.world_token,
         })
         if self.account:
             env["TELOS_ACCOUNT"] = self.account
@@ -266,6 +271,7 @@ class Fleet:
             "TELOS_GATE_ID": gate_id,
             "TELOS_TELNET_PORT": "0",
             "TELOS_HTTP_PORT": "0",
+            "TELOS_GATE_TOKEN": self.gate_token,
         })
         if self.account:
             env["TELOS_ACCOUNT"] = self.account

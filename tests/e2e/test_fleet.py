@@ -644,6 +644,29 @@ class FailClosedBootTest(FleetCase):
         env["TELOS_ALLOW_INSECURE"] = None
         self.assert_refused("gate", env, "TELOS_CALLER_TOKEN")
 
+    def test_world_without_the_gate_token(self):
+        env = self.fleet.world_env("world-x", POOL_0)
+        env["TELOS_GATE_TOKEN"] = None
+        env["TELOS_ALLOW_INSECURE"] = None
+        self.assert_refused("world", env, "TELOS_GATE_TOKEN")
+
+    def test_world_without_the_world_token(self):
+        env = self.fleet.world_env("world-x", POOL_0)
+        env["TELOS_WORLD_TOKEN"] = None
+        env["TELOS_ALLOW_INSECURE"] = None
+        self.assert_refused("world", env, "TELOS_WORLD_TOKEN")
+
+    def test_world_whose_two_tokens_are_one(self):
+        env = self.fleet.world_env("world-x", POOL_0)
+        env["TELOS_WORLD_TOKEN"] = env["TELOS_GATE_TOKEN"]
+        self.assert_refused("world", env, "TELOS_WORLD_TOKEN")
+
+    def test_gate_without_the_gate_token(self):
+        env = self.fleet.gate_env("gate-x")
+        env["TELOS_GATE_TOKEN"] = None
+        env["TELOS_ALLOW_INSECURE"] = None
+        self.assert_refused("gate", env, "TELOS_GATE_TOKEN")
+
     def test_allow_insecure_starts_and_names_each_insecure_choice(self):
         fleet = self.fleet
         fleet.start_account(extra_env={"TELOS_CALLER_TOKEN": "", "TELOS_ALLOW_INSECURE": "1"},

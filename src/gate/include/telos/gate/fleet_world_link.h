@@ -50,6 +50,8 @@ namespace telos::gate {
 
 struct FleetLinkOptions {
   std::string gate_id;
+  // Presented on every gRPC Play stream (the worlds' TELOS_GATE_TOKEN); empty: none (insecure).
+  std::string gate_token;
   std::string lobby_zone;
   // Waiting for a zone to get an owner; after that the character goes to a lobby, and after
   // twice that the session ends.

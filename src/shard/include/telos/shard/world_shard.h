@@ -7,6 +7,10 @@
 //     with a handoff token (the arrival of a player another shard handed over). Input lines go to
 //     the character; output returns coalesced: everything produced while one write is in flight
 //     goes out in the next frame.
+//   Each gate has one live stream here: a Hello naming a gate id that another live stream
+//   already holds is refused (the stream ends ALREADY_EXISTS; the gate retries once the shard
+//   has seen its old stream end), so no stream can take over the sessions, or the handoff
+//   arrivals, of another gate's.
 //   - Handoff: a signed snapshot of a player walking in from another shard. The placement
 //     record moves with a strictly greater epoch (a stale or replayed snapshot is refused), the
 //     character is claimed and admitted at once, and waits (buffering output) for its gate to
@@ -17,7 +21,11 @@
 // PlacementWriter) and every quit writes the fenced tombstone.
 //
 // When a gate's stream ends, its characters stay in the world link-dead for `link_dead_ms`; any
-// gate may re-attach them with the assertion in that time.
+// gate may re-attach them with the assertion in that time. A character is bound to one
+// (stream, session) at a time: attaching it anywhere unbinds it from where it was, so input
+// sent there no longer reaches it.
+//
+// Every method checks its caller's token first (WorldShardOptions::gate_token, world_token).
 //
 // Threading: gRPC callbacks run on gRPC's threads; directory and store calls run on `blocking`;
 // timers on `io`. Shared state is guarded by one mutex (never held across a call into the host
@@ -61,6 +69,13 @@ struct WorldShardOptions {
   int64_t handoff_deadline_ms = 3'000;  // one Handoff RPC
   int64_t handoff_ttl_ms = 15'000;      // how long a signed snapshot is valid
   int64_t route_refresh_ms = 1'000;     // how often the zone -> owner cache is re-read
+  // Caller tokens, one per role, so that one role's token opens nothing of the other's: gates
+  // present `gate_token` on Play; worlds present `world_token` on Handoff, Adopt and Describe,
+  // and this shard presents it on its own calls to peers. A call without the method's token is
+  // refused (UNAUTHENTICATED; PERMISSION_DENIED when it carries the other role's). An empty
+  // token accepts every caller of its methods (TELOS_ALLOW_INSECURE).
+  std::string gate_token;
+  std::string world_token;
 };
 
 class StreamHandle;
@@ -185,6 +200,16 @@ class WorldShard final : public world::FleetHooks,
                   const std::function<void()>& register_persistence);
   void SendAttached(const std::shared_ptr<StreamHandle>& stream, uint64_t session, const Status& s,
                     const std::string& zone);
+  // A Play stream's first frame: names its gate, unless that gate already has a live stream.
+  void OnHello(const std::shared_ptr<StreamHandle>& stream, const telos::v1::Hello& hello);
+  // The character `name_key` was bound to `previous` before its sink was bound to (stream,
+  // session): the old session no longer carries its input.
+  static void UnbindPrevious(const std::pair<std::shared_ptr<StreamHandle>, uint64_t>& previous,
+                             const std::shared_ptr<StreamHandle>& stream, uint64_t session,
+                             const std::string& name_key);
+  // OK, or why the caller of `method` is refused (logged); `expected` is the method's token.
+  grpc::Status Authorize(const grpc::CallbackServerContext& context, const char* method,
+                         const std::string& expected, const std::string& other_role) const;
   Status AcceptHandoff(const std::string& blob);
   std::string FreshestState(const store::CharacterRecord& row);
   // A live Play stream from the gate `gate_id`, or null.
