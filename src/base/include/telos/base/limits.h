@@ -146,4 +146,33 @@ inline constexpr int64_t kSaverRetryBackoffInitialMs = 100;   // after the store
 inline constexpr int64_t kSaverRetryBackoffMaxMs = 5'000;
 inline constexpr int64_t kSaverStopFlushDeadlineMs = 10'000;  // Stop() gives up after this
 
+// --- Background writers on the coalescing writer (telos/base/coalescing_writer.h). Each queue
+// holds at most one operation per key, so its bound counts keys (players, characters); a new
+// key past the bound is refused and counted, a key already queued still coalesces.
+// Placement records (src/shard/placement_writer): one per player resident on the shard.
+// A write is given up (and logged) after its attempts; the pause between two is fixed.
+inline constexpr size_t kPlacementWriterPlayersMax = 65'536;
+inline constexpr int kPlacementWriteAttemptsMax = 20;
+inline constexpr int64_t kPlacementWriteRetryBackoffMs = 250;
+// Character checkpoints (src/shard/checkpoint_writer): a refused one is covered by the next.
+inline constexpr size_t kCheckpointWriterCharactersMax = 16'384;
+inline constexpr int kCheckpointWriteAttemptsMax = 20;
+inline constexpr int64_t kCheckpointWriteRetryBackoffMs = 250;
+// What the placement and checkpoint writers' Stop() gives the queue before it stops anyway.
+inline constexpr int64_t kWriterStopFlushMsDefault = 2'000;
+
+// --- A shard's gRPC Play streams (src/shard/play_stream)
+inline constexpr size_t kPlayStreamPendingOutputsMax = 65'536;  // Outputs in one pending frame
+// Half the gRPC message limit (rpc::kMessageBytesMax), leaving room for framing.
+inline constexpr size_t kPlayStreamPendingBytesMax = 2 * 1024 * 1024;
+// Outputs kept per link-dead or arriving session until it binds; the oldest go first.
+inline constexpr size_t kPlayStreamBufferedOutputsMax = 512;
+
+// --- A gate's link to the fleet of worlds (src/gate/fleet_world_link)
+inline constexpr size_t kFleetLinkQueuedLinesMax = 32;  // input held while between shards
+inline constexpr int kFleetLinkReroutesMax = 4;  // "your zone is elsewhere" followed in a row
+// Names whose last placement read is remembered for routing without Redis; past it the memory
+// is forgotten wholesale.
+inline constexpr size_t kFleetLinkLastResidentNamesMax = 100'000;
+
 }  // namespace telos::limits
