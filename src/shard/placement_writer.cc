@@ -1,87 +1,84 @@
 #include "telos/shard/placement_writer.h"
 
 #include <chrono>
-#include <vector>
+#include <utility>
 
 namespace telos::shard {
-namespace {
-constexpr int kAttemptsMax = 20;
-constexpr std::chrono::milliseconds kRetryBackoff{250};
-}  // namespace
 
 PlacementWriter::PlacementWriter(directory::Directory& directory, Logger& log, Metrics& metrics)
-    : directory_(directory),
+    : PlacementWriter(directory, log, metrics, system_clock_) {}
+
+PlacementWriter::PlacementWriter(directory::Directory& directory, Logger& log, Metrics& metrics,
+                                 const Clock& clock)
+    : clock_(clock),
+      directory_(directory),
       log_(log),
       written_(metrics.Counter("placement_writes_total", "Placement records written")),
       failed_(metrics.Counter("placement_write_failures_total",
-                              "Placement writes that failed (retried while newest)")) {}
+                              "Placement writes that failed (retried while newest)")),
+      shed_(metrics.Counter("placement_writes_shed_total",
+                            "Placement writes shed because the writer held too many players")),
+      writer_(
+          clock,
+          {.keys_max = limits::kPlacementWriterPlayersMax,
+           .retry_backoff_initial = Millis(limits::kPlacementWriteRetryBackoffMs),
+           .retry_backoff_max = Millis(limits::kPlacementWriteRetryBackoffMs),
+           .attempts_max = limits::kPlacementWriteAttemptsMax},
+          {.write = [this](const std::string& player, const Op& op) { return Apply(player, op); },
+           .merge =
+               [](Op queued, Op incoming) {
+                 // A logout that names no zone still records where the player was.
+                 if (incoming.tombstone && !queued.tombstone && incoming.placement.zone.empty()) {
+                   incoming.placement.zone = std::move(queued.placement.zone);
+                 }
+                 return incoming;
+               },
+           .give_up =
+               [this](const std::string& player, const Op& op, const Status& status) {
+                 log_.Warn("placement write given up", {{"player", player},
+                                                        {"tombstone", op.tombstone},
+                                                        {"error", status.ToString()}});
+               }}) {}
 
 PlacementWriter::~PlacementWriter() {
   Stop(0);
 }
 
 void PlacementWriter::Start() {
-  std::lock_guard lock(mu_);
-  if (worker_.joinable()) return;
-  stopping_ = false;
-  worker_ = std::thread([this] { Run(); });
+  writer_.Start();
 }
 
 void PlacementWriter::Stop(int64_t flush_timeout_ms) {
-  {
-    std::unique_lock lock(mu_);
-    if (!worker_.joinable()) return;
-    cv_.wait_for(lock, std::chrono::milliseconds(flush_timeout_ms),
-                 [&] { return queue_.empty() && in_flight_ == 0; });
-    stopping_ = true;
+  const auto left = writer_.Stop(clock_.Now() + Millis(flush_timeout_ms));
+  if (!left.empty()) {
+    log_.Warn("placement writes dropped at stop",
+              {{"players", static_cast<uint64_t>(left.size())}});
   }
-  cv_.notify_all();
-  worker_.join();
 }
 
 void PlacementWriter::Register(const std::string& player, directory::Placement placement) {
-  {
-    std::lock_guard lock(mu_);
-    queue_[player] = Op{false, std::move(placement), 0};
-  }
-  cv_.notify_all();
+  Queue(player, Op{false, std::move(placement)});
 }
 
 void PlacementWriter::Tombstone(const std::string& player, std::string shard, uint64_t epoch,
                                 std::string nonce, std::string zone) {
-  {
-    std::lock_guard lock(mu_);
-    queue_[player] = Op{true, {std::move(zone), epoch, std::move(nonce), std::move(shard)}, 0};
+  Queue(player, Op{true, {std::move(zone), epoch, std::move(nonce), std::move(shard)}});
+}
+
+void PlacementWriter::Queue(const std::string& player, Op op) {
+  const bool tombstone = op.tombstone;
+  if (writer_.Enqueue(player, std::move(op)) == EnqueueResult::kFull) {
+    shed_.Increment();
+    log_.Warn("placement write shed: the writer holds too many players",
+              {{"player", player}, {"tombstone", tombstone}});
   }
-  cv_.notify_all();
 }
 
 size_t PlacementWriter::pending() const {
-  std::lock_guard lock(mu_);
-  return queue_.size() + in_flight_;
+  return writer_.queued() + writer_.in_flight();
 }
 
-void PlacementWriter::Run() {
-  std::unique_lock lock(mu_);
-  while (true) {
-    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (stopping_) return;
-    std::map<std::string, Op> batch;
-    batch.swap(queue_);
-    in_flight_ = batch.size();
-    lock.unlock();
-    for (auto& [player, op] : batch) Apply(player, std::move(op));
-    lock.lock();
-    in_flight_ = 0;
-    cv_.notify_all();
-    if (!queue_.empty()) {
-      // Retries wait a little so a down directory is not hammered.
-      cv_.wait_for(lock, kRetryBackoff, [&] { return stopping_; });
-    }
-  }
-}
-
-void PlacementWriter::Apply(const std::string& player, Op op) {
+WriteOutcome PlacementWriter::Apply(const std::string& player, const Op& op) {
   Status status;
   if (op.tombstone) {
     const auto& p = op.placement;
@@ -93,16 +90,10 @@ void PlacementWriter::Apply(const std::string& player, Op op) {
   if (status.ok() || status.code() == StatusCode::kFailedPrecondition) {
     // FailedPrecondition: a newer epoch is stored (the player moved on); nothing to do.
     written_.Increment();
-    return;
+    return WriteOutcome::Done();
   }
   failed_.Increment();
-  if (++op.attempts >= kAttemptsMax) {
-    log_.Warn("placement write given up",
-              {{"player", player}, {"tombstone", op.tombstone}, {"error", status.ToString()}});
-    return;
-  }
-  std::lock_guard lock(mu_);
-  queue_.try_emplace(player, std::move(op));  // only if nothing newer was queued meanwhile
+  return WriteOutcome::Retry(status);
 }
 
 }  // namespace telos::shard
