@@ -25,6 +25,11 @@
 // Lifecycle: construct, Start(), then Submit/Flush from anywhere; Stop() flushes what is queued
 // (up to Options::stop_flush_deadline_ms) and joins the worker. The destructor calls Stop().
 //
+// The queue, its bound, the coalescing, the oldest-first order, the retries and the worker are
+// a telos::CoalescingWriter; the saver adds what is its own: the chaining, the outcome of each
+// write and the reports. The bound (Options::pending_max) counts the characters held, queued or
+// being written.
+//
 // Ownership: the saver borrows the store, metrics and logger; they must outlive it.
 //
 // Thread safety: Submit, Flush, FlushAll, Forget and pending() may be called from any thread.
@@ -34,19 +39,15 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <list>
-#include <map>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <unordered_map>
-#include <vector>
 
+#include "telos/base/clock.h"
+#include "telos/base/coalescing_writer.h"
 #include "telos/base/limits.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
@@ -119,16 +120,6 @@ class CharacterSaver {
   size_t pending() const;
 
  private:
-  struct Entry {
-    CharacterSnapshot snapshot;
-    uint64_t seq = 0;         // of the newest submission this entry carries
-    uint64_t oldest_seq = 0;  // of the oldest submission not yet written that it stands for
-  };
-  struct InFlight {
-    std::string key;
-    uint64_t seq = 0;
-    uint64_t oldest_seq = 0;
-  };
   // Versions [base, head] of one character were written by this saver, each write conditional
   // on the one before.
   struct Chain {
@@ -136,24 +127,11 @@ class CharacterSaver {
     int64_t base = 0;
     int64_t head = 0;
   };
-  // One blocked Flush(name).
-  struct Waiter {
-    std::string key;
-    uint64_t target_seq = 0;
-    bool done = false;
-    Status status;
-  };
-  using SteadyTime = std::chrono::steady_clock::time_point;
 
-  void Run();
-  // Called with mu_ held after a write of `flight` finished with `status`.
-  void FinishLocked(const InFlight& flight, const Status& status);
-  // Drops everything queued, reporting each as kCancelled into `reports`; releases waiters.
-  void CancelAllLocked(std::vector<SaveReport>& reports);
-  void Requeue(Entry entry);
-  uint64_t OldestOutstandingLocked() const;
-  void UpdateDepthLocked();
+  // The writer's write hook: one Save, its chaining and its report (worker thread).
+  WriteOutcome Write(const std::string& key, const CharacterSnapshot& snapshot);
 
+  SystemClock clock_;  // the saver's timeouts are real time; the writer reads them here
   CharacterStore& store_;
   Logger& logger_;
   ReportFn on_report_;
@@ -166,22 +144,15 @@ class CharacterSaver {
   prometheus::Counter& dropped_total_;
   prometheus::Gauge& queue_depth_;
 
-  // Guards everything below. A plain mutex suffices: it is held only for map updates, never
-  // across a store call or the callback.
+  // Guards the chaining memory and the lifecycle flags; held only for map updates, never across
+  // a store call or the callback. Taken before the writer's own lock, never after it.
   mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::unordered_map<std::string, Entry> pending_;  // by name key
-  std::map<uint64_t, std::string> order_;           // oldest_seq -> key, oldest first
-  std::optional<InFlight> in_flight_;
   std::unordered_map<std::string, Chain> chains_;  // by name key
-  std::list<Waiter*> waiters_;
-  uint64_t next_seq_ = 1;
   bool started_ = false;
   bool stopping_ = false;
-  int64_t backoff_ms_ = 0;                 // 0 while the store answers
-  std::optional<SteadyTime> retry_after_;  // set while backing off
-  SteadyTime stop_deadline_{};
-  std::thread worker_;
+
+  // By name key. Last: its worker uses the members above.
+  CoalescingWriter<std::string, CharacterSnapshot> writer_;
 };
 
 }  // namespace telos::store
