@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 
+#include "telos/base/limits.h"
 #include "telos/base/metrics.h"
 #include "telos/shard/world_shard.h"
 #include "telos/v1/fleet.grpc.pb.h"
@@ -22,10 +23,9 @@
 
 namespace telos::shard {
 
-inline constexpr size_t kPendingOutputsMax = 65'536;
-// Half the gRPC message limit (rpc::kMessageBytesMax), leaving room for framing.
-inline constexpr size_t kPendingBytesMax = 2 * 1024 * 1024;
-inline constexpr size_t kBufferedOutputsMax = 512;  // per link-dead or arriving session
+inline constexpr size_t kPendingOutputsMax = limits::kPlayStreamPendingOutputsMax;
+inline constexpr size_t kPendingBytesMax = limits::kPlayStreamPendingBytesMax;
+inline constexpr size_t kBufferedOutputsMax = limits::kPlayStreamBufferedOutputsMax;
 
 class PlayReactor;
 

@@ -39,6 +39,7 @@
 #include "telos/base/blocking.h"
 #include "telos/base/clock.h"
 #include "telos/base/in_flight_gate.h"
+#include "telos/base/limits.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
 #include "telos/directory/directory.h"
@@ -57,8 +58,10 @@ struct FleetLinkOptions {
   // twice that the session ends.
   int64_t route_wait_ms = 20'000;
   int64_t route_retry_ms = 250;  // between routing attempts
-  size_t queued_lines_max = 32;  // input held while a session is between shards
-  int reroutes_max = 4;          // "your zone is elsewhere" answers followed in a row
+  // Input held while a session is between shards.
+  size_t queued_lines_max = limits::kFleetLinkQueuedLinesMax;
+  // "Your zone is elsewhere" answers followed in a row.
+  int reroutes_max = limits::kFleetLinkReroutesMax;
 };
 
 class ShardStream;
@@ -141,7 +144,7 @@ class FleetWorldLink final : public WorldLink {
   std::map<std::string, directory::ZoneOwner> last_owners_;               // guarded by mu_; by zone
   // The shard each character's placement named when last read (for routing without Redis);
   // forgotten wholesale past kLastResidentMax names.
-  static constexpr size_t kLastResidentMax = 100'000;
+  static constexpr size_t kLastResidentMax = limits::kFleetLinkLastResidentNamesMax;
   std::map<std::string, std::string> last_resident_;  // guarded by mu_; by name key
   std::condition_variable streams_done_;
   bool stopped_ = false;  // guarded by mu_
