@@ -16,14 +16,14 @@ namespace {
 // Bounds a verified document must still meet before its fields are used. The signer is trusted,
 // but a bug on its side must not become a huge allocation or a nonsense name on ours.
 // A name-like field: character, zone, nonce, shard and gate ids, token, reply address.
-constexpr size_t kDocumentFieldBytesMax = 256;
+constexpr size_t kDocumentFieldBytesMax = limits::kSignedDocumentFieldBytesMax;
 // The frozen character; the whole blob is bounded by kSignedBlobBytesMax as well.
 constexpr size_t kSnapshotStateBytesMax = kSignedBlobBytesMax;
 // The arrival lines are shown in one flush, so they obey the per-flush bound.
 constexpr size_t kSnapshotArrivalLinesMax = limits::kOutputLinesPerFlushMax;
-constexpr size_t kSnapshotArrivalLineBytesMax = 16 * 1024;
+constexpr size_t kSnapshotArrivalLineBytesMax = limits::kSnapshotArrivalLineBytesMax;
 // The nested assertion is a small SignedBlob (a name, a nonce, two integers and a signature).
-constexpr size_t kSnapshotAssertionBytesMax = 4 * 1024;
+constexpr size_t kSnapshotAssertionBytesMax = limits::kSnapshotAssertionBytesMax;
 
 int64_t WallUnixMs(const Clock& clock) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock.WallNow().time_since_epoch())

@@ -45,7 +45,7 @@ std::string HexEncode(const unsigned char* data, size_t size) {
 namespace {
 
 // A key file is one line of 64 hex digits; anything much larger is not a key file.
-constexpr size_t kKeyFileBytesMax = 4 * 1024;
+constexpr size_t kKeyFileBytesMax = limits::kKeyFileBytesMax;
 
 // -1 unless `c` is a hex digit (either case).
 int HexValue(char c) {

@@ -7,7 +7,7 @@
 namespace telos::placement {
 namespace {
 
-constexpr int64_t kFleetDurationMsMax = 24LL * 60 * 60 * 1000;  // no fleet timer exceeds a day
+constexpr int64_t kFleetDurationMsMax = limits::kFleetDurationMsMax;
 constexpr int64_t kPctMax = 100;
 
 Status CheckRange(std::string_view field, int64_t value, int64_t min, int64_t max) {

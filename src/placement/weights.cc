@@ -7,8 +7,7 @@
 namespace telos::placement {
 namespace {
 
-// Social counts beyond this would let guild or friends terms dwarf everything else by data entry.
-constexpr int64_t kSocialCountCapMax = 100;
+constexpr int64_t kSocialCountCapMax = limits::kPlacementSocialCountCapMax;
 constexpr int64_t kPctMax = 100;
 
 Status OutOfRange(std::string_view field, int64_t value, std::string_view wanted) {

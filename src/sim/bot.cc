@@ -5,15 +5,17 @@
 
 #include <boost/asio.hpp>
 
+#include "telos/base/limits.h"
+
 namespace telos::sim {
 namespace {
 
 namespace asio = boost::asio;
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
-constexpr size_t kTextBytesMax = 64 * 1024;  // unconsumed text kept per bot
+constexpr size_t kTextBytesMax = limits::kBotTextBytesMax;
 constexpr int64_t kQuitWaitMs = 10'000;
 constexpr int64_t kSpreadStepMs = 1000;  // a spreading step every 0.5-1 s: a player running
-constexpr int kQuitAttemptsMax = 20;
+constexpr int kQuitAttemptsMax = limits::kBotQuitAttemptsMax;
 constexpr int64_t kFleePauseMs = 250;
 constexpr std::string_view kRefusedWhileFighting = "You are fighting!";
 constexpr std::string_view kPrompt = "> ";

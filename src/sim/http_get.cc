@@ -4,6 +4,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "telos/base/limits.h"
+
 namespace telos::sim {
 namespace {
 
@@ -11,7 +13,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
-constexpr size_t kBodyBytesMax = 16 * 1024 * 1024;
+constexpr size_t kBodyBytesMax = limits::kHttpGetBodyBytesMax;
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 #include <boost/beast/websocket.hpp>
 #include <boost/json.hpp>
 
+#include "telos/base/limits.h"
 #include "transport.h"
 
 namespace telos::sim {
@@ -15,7 +16,7 @@ namespace websocket = beast::websocket;
 namespace json = boost::json;
 using asio::ip::tcp;
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
-constexpr size_t kFrameBytesMax = 1024 * 1024;  // the web client's own bound
+constexpr size_t kFrameBytesMax = limits::kBotWebSocketFrameBytesMax;
 
 // The text a frame carries for a player: "text" frames' text, "close" frames' reason.
 std::string FrameText(std::string_view payload) {

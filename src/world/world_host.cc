@@ -335,7 +335,7 @@ void WorldHost::Departed(const std::string& name_key) {
 namespace {
 // A character can change zone (walk, die and respawn) between the roster lookup and the
 // freeze; the freeze then misses and is tried again where the roster now says it is.
-constexpr int kRemoveAttemptsMax = 4;
+constexpr int kRemoveAttemptsMax = limits::kRemovePlayerAttemptsMax;
 }  // namespace
 
 void WorldHost::RemovePlayer(const std::string& name, std::function<void()> done) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "telos/base/limits.h"
 #include "telos/base/status.h"
 
 namespace telos::auth {
@@ -23,7 +24,7 @@ inline constexpr size_t kSeedBytes = 32;
 inline constexpr size_t kPublicKeyBytes = 32;
 inline constexpr size_t kSignatureBytes = 64;
 // A signed document larger than this is refused before it is verified or parsed.
-inline constexpr size_t kSignedBlobBytesMax = 1024 * 1024;
+inline constexpr size_t kSignedBlobBytesMax = limits::kSignedBlobBytesMax;
 
 class VerifyKey {
  public:

@@ -175,4 +175,68 @@ inline constexpr int kFleetLinkReroutesMax = 4;  // "your zone is elsewhere" fol
 // is forgotten wholesale.
 inline constexpr size_t kFleetLinkLastResidentNamesMax = 100'000;
 
+// --- Message bus (src/bus)
+// A subject, wildcards and all. Subjects built from SubjectToken() grow up to three bytes per
+// input byte, so keep the text that goes into them short.
+inline constexpr size_t kBusSubjectBytesMax = 512;
+// One payload; NATS servers refuse more than their max_payload (1 MiB by default).
+inline constexpr size_t kBusMessageBytesMax = 1024 * 1024;
+inline constexpr size_t kBusPendingRequestsMax = 65'536;  // requests of one bus awaiting answers
+inline constexpr int64_t kBusRequestTimeoutMsMax = 24 * 3'600'000;  // timeouts are clamped to it
+// Deliveries queued per in-process subscription (InProcessBusOptions' default).
+inline constexpr size_t kInProcessBusDeliveryQueueDepthMaxDefault = 65'536;
+
+// --- Directory (src/directory)
+inline constexpr int64_t kDirectoryTtlMsMax = 24 * 3'600'000;  // any lease or record TTL
+inline constexpr int64_t kDirectoryReservationAmountMax = 1'000'000;
+inline constexpr size_t kDirectoryIdBytesMax = 256;  // player, zone, shard and gate ids
+inline constexpr size_t kDirectoryZonesPerOccupancyReportMax = 4'096;
+
+// --- Persistence, zone fences and write history (src/store)
+// The longest shard id the store records (writer_shard, the shard of a zone fence): the same
+// bound as the directory's ids.
+inline constexpr size_t kStoreShardIdBytesMax = kDirectoryIdBytesMax;
+inline constexpr size_t kZoneWritesListMax = 10'000;  // entries one ListZoneWrites returns
+
+// --- Signed documents and keys (src/auth)
+// A signed document larger than this is refused before it is verified or parsed.
+inline constexpr size_t kSignedBlobBytesMax = 1024 * 1024;
+// A key file is one line of 64 hex digits; anything much larger is not a key file.
+inline constexpr size_t kKeyFileBytesMax = 4 * 1024;
+// A verified document's fields must still meet these before they are used: a bug on the
+// signer's side must not become a huge allocation or a nonsense name on ours. A name-like
+// field: character, zone, nonce, shard and gate ids, token, reply address.
+inline constexpr size_t kSignedDocumentFieldBytesMax = 256;
+inline constexpr size_t kSnapshotArrivalLineBytesMax = 16 * 1024;  // one line of a frozen arrival
+// The nested assertion is a small SignedBlob (a name, a nonce, two integers and a signature).
+inline constexpr size_t kSnapshotAssertionBytesMax = 4 * 1024;
+
+// --- World host (src/world/world_host)
+// A character can change zone (walk, die and respawn) between the roster lookup and the
+// freeze; the freeze then misses and is tried again where the roster now says it is.
+inline constexpr int kRemovePlayerAttemptsMax = 4;
+
+// --- Placement configuration (src/placement)
+// No fleet timer exceeds a day.
+inline constexpr int64_t kFleetDurationMsMax = 24LL * 60 * 60 * 1000;
+// Social counts beyond this would let guild or friends terms dwarf everything else by data entry.
+inline constexpr int64_t kPlacementSocialCountCapMax = 100;
+
+// --- Load generator (src/sim)
+inline constexpr int64_t kSwarmBotsMax = 20'000;
+inline constexpr double kSwarmDurationSecondsMax = 3'600;
+inline constexpr double kSwarmRampPerSecondMin = 0.1;
+inline constexpr double kSwarmRampPerSecondMax = 10'000;
+inline constexpr int64_t kSwarmThinkMsMin = 100;
+inline constexpr int64_t kSwarmSpreadStepsMax = 1'000;
+inline constexpr size_t kSwarmTargetsMax = 64;
+inline constexpr size_t kRttSamplesMax = 4'000'000;     // a reservoir keeps a fair sample beyond
+inline constexpr int64_t kSwarmQuitTimeoutMs = 15'000;  // for every bot to quit at the end
+inline constexpr int kMixWeightMax = 1000;              // one behaviour's weight in a mix
+inline constexpr size_t kBotTextBytesMax = 64 * 1024;   // unconsumed text kept per bot
+inline constexpr int kBotQuitAttemptsMax = 20;
+// A page the load generator fetches (a metrics scrape, a status page).
+inline constexpr size_t kHttpGetBodyBytesMax = 16 * 1024 * 1024;
+inline constexpr size_t kBotWebSocketFrameBytesMax = 1024 * 1024;  // the web client's own bound
+
 }  // namespace telos::limits

@@ -41,6 +41,7 @@
 #include <string>
 #include <string_view>
 
+#include "telos/base/limits.h"
 #include "telos/base/status.h"
 
 namespace telos::bus {
@@ -48,13 +49,13 @@ namespace telos::bus {
 // --- Bounds. Units are in the names.
 // A subject, wildcards and all. Subjects built from SubjectToken() grow up to three bytes per
 // input byte, so keep the text that goes into them short.
-inline constexpr size_t kSubjectBytesMax = 512;
+inline constexpr size_t kSubjectBytesMax = limits::kBusSubjectBytesMax;
 // One payload; NATS servers refuse more than their max_payload (1 MiB by default).
-inline constexpr size_t kMessageBytesMax = 1024 * 1024;
+inline constexpr size_t kMessageBytesMax = limits::kBusMessageBytesMax;
 // Requests of one bus still waiting for their answer.
-inline constexpr size_t kPendingRequestsMax = 65'536;
+inline constexpr size_t kPendingRequestsMax = limits::kBusPendingRequestsMax;
 // A request's timeout is clamped to [0, kRequestTimeoutMsMax].
-inline constexpr int64_t kRequestTimeoutMsMax = 24 * 3'600'000;
+inline constexpr int64_t kRequestTimeoutMsMax = limits::kBusRequestTimeoutMsMax;
 
 // One delivered message. `reply_to` is empty unless the message is a request; answer it with
 // Bus::Reply.

@@ -34,7 +34,8 @@
 namespace telos::bus {
 
 struct InProcessBusOptions {
-  static constexpr size_t kDeliveryQueueDepthMaxDefault = 65'536;
+  static constexpr size_t kDeliveryQueueDepthMaxDefault =
+      limits::kInProcessBusDeliveryQueueDepthMaxDefault;
   size_t delivery_queue_depth_max = kDeliveryQueueDepthMaxDefault;  // REQUIRES: > 0
 };
 

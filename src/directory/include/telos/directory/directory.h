@@ -43,6 +43,7 @@
 #include <string_view>
 #include <vector>
 
+#include "telos/base/limits.h"
 #include "telos/base/status.h"
 
 namespace telos::directory {
@@ -59,10 +60,10 @@ inline constexpr int64_t kDrainTargetCeilingDefault = 1'500;  // players per sha
 inline constexpr int64_t kDirectiveTtlMsDefault = 90'000;
 inline constexpr int64_t kZoneCooldownMsDefault = 5 * 60'000;
 inline constexpr int64_t kTtlMsMin = 1;
-inline constexpr int64_t kTtlMsMax = 24 * 3'600'000;
-inline constexpr int64_t kReservationAmountMax = 1'000'000;
-inline constexpr size_t kIdBytesMax = 256;
-inline constexpr size_t kZonesPerOccupancyReportMax = 4'096;
+inline constexpr int64_t kTtlMsMax = limits::kDirectoryTtlMsMax;
+inline constexpr int64_t kReservationAmountMax = limits::kDirectoryReservationAmountMax;
+inline constexpr size_t kIdBytesMax = limits::kDirectoryIdBytesMax;
+inline constexpr size_t kZonesPerOccupancyReportMax = limits::kDirectoryZonesPerOccupancyReportMax;
 
 // The renewal cadence the spec recommends for a lease of `ttl_ms`. Renewing is the caller's job.
 inline constexpr int64_t RenewIntervalMs(int64_t ttl_ms) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "telos/base/limits.h"
 #include "telos/base/random.h"
 #include "telos/base/status.h"
 
@@ -21,7 +22,7 @@ namespace telos::sim {
 
 enum class Behaviour { kWalk = 0, kLook, kSay, kTell, kFight, kIdle, kPose };
 inline constexpr size_t kBehaviourCount = 7;
-inline constexpr int kMixWeightMax = 1000;
+inline constexpr int kMixWeightMax = limits::kMixWeightMax;
 
 // "walk", "look", "say", "tell", "fight", "idle" or "pose".
 std::string_view BehaviourName(Behaviour behaviour);

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "telos/base/clock.h"
+#include "telos/base/limits.h"
 #include "telos/base/random.h"
 #include "telos/base/status.h"
 #include "telos/sim/mix.h"
@@ -36,15 +37,15 @@
 
 namespace telos::sim {
 
-inline constexpr int64_t kSwarmBotsMax = 20'000;
-inline constexpr double kSwarmDurationSecondsMax = 3'600;
-inline constexpr double kSwarmRampPerSecondMin = 0.1;
-inline constexpr double kSwarmRampPerSecondMax = 10'000;
-inline constexpr int64_t kSwarmThinkMsMin = 100;
-inline constexpr int64_t kSwarmSpreadStepsMax = 1'000;
-inline constexpr size_t kSwarmTargetsMax = 64;
-inline constexpr size_t kRttSamplesMax = 4'000'000;     // a reservoir keeps a fair sample beyond
-inline constexpr int64_t kSwarmQuitTimeoutMs = 15'000;  // for every bot to quit at the end
+using limits::kRttSamplesMax;
+using limits::kSwarmBotsMax;
+using limits::kSwarmDurationSecondsMax;
+using limits::kSwarmQuitTimeoutMs;
+using limits::kSwarmRampPerSecondMax;
+using limits::kSwarmRampPerSecondMin;
+using limits::kSwarmSpreadStepsMax;
+using limits::kSwarmTargetsMax;
+using limits::kSwarmThinkMsMin;
 
 struct Target {
   std::string host;  // an IP literal or "localhost"

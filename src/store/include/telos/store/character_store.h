@@ -43,11 +43,10 @@
 
 namespace telos::store {
 
-// The longest shard id the store records (writer_shard, the shard of a zone fence); the same
-// bound as the directory's ids. TODO(limits): move to telos/base/limits.h.
-inline constexpr size_t kShardIdBytesMax = 256;
-// The most entries one ListZoneWrites call returns. TODO(limits): move to telos/base/limits.h.
-inline constexpr size_t kZoneWritesListMax = 10'000;
+// The longest shard id the store records (writer_shard, the shard of a zone fence).
+inline constexpr size_t kShardIdBytesMax = limits::kStoreShardIdBytesMax;
+// The most entries one ListZoneWrites call returns.
+inline constexpr size_t kZoneWritesListMax = limits::kZoneWritesListMax;
 
 // One successful save of a leased zone, as the write history records it (ListZoneWrites).
 struct ZoneWrite {
