@@ -1,29 +1,29 @@
 #include "telos/directory/cluster_view.h"
 
 #include <algorithm>
+#include <boost/json.hpp>
 #include <functional>
 #include <map>
 #include <string_view>
 #include <utility>
 
-#include "telos/base/log.h"
+#include "telos/base/utf8.h"
 
 namespace telos::directory {
 namespace {
 
-void AppendJsonString(std::string& out, std::string_view text) {
-  out += '"';
-  AppendJsonEscaped(out, text);
-  out += '"';
+namespace json = boost::json;
+
+// Ids and endpoints are set by operators: repaired to valid UTF-8 before they become JSON.
+json::string Text(std::string_view text) {
+  return json::string(SanitizeUtf8(text));
 }
 
-void AppendJsonStrings(std::string& out, const std::vector<std::string>& items) {
-  out += '[';
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ',';
-    AppendJsonString(out, items[i]);
-  }
-  out += ']';
+json::array Texts(const std::vector<std::string>& items) {
+  json::array out;
+  out.reserve(items.size());
+  for (const std::string& item : items) out.emplace_back(Text(item));
+  return out;
 }
 
 std::string Joined(const std::vector<std::string>& items, std::string_view separator) {
@@ -103,50 +103,41 @@ Result<ClusterView> ReadClusterView(Directory& directory, const std::vector<std:
 }
 
 std::string ClusterViewJson(const ClusterView& view) {
-  std::string out = "{\"answered_by\":{\"role\":";
-  AppendJsonString(out, view.answered_by_role);
-  out += ",\"id\":";
-  AppendJsonString(out, view.answered_by_id);
-  out += "},\"shards\":[";
-  for (size_t i = 0; i < view.shards.size(); ++i) {
-    const ClusterShard& shard = view.shards[i];
-    if (i > 0) out += ',';
-    out += "{\"id\":";
-    AppendJsonString(out, shard.info.id);
-    out += ",\"endpoint\":";
-    AppendJsonString(out, shard.info.endpoint);
-    out += ",\"ttl_ms\":" + std::to_string(shard.info.ttl_ms);
-    out += ",\"zones\":";
-    AppendJsonStrings(out, shard.zones);
-    out += ",\"standby\":";
-    out += shard.standby ? "true" : "false";
-    out += ",\"players\":" + std::to_string(shard.players);
-    out += '}';
+  // json::object keeps insertion order: the members appear in the documented order.
+  json::array shards;
+  shards.reserve(view.shards.size());
+  for (const ClusterShard& shard : view.shards) {
+    json::object out;
+    out["id"] = Text(shard.info.id);
+    out["endpoint"] = Text(shard.info.endpoint);
+    out["ttl_ms"] = shard.info.ttl_ms;
+    out["zones"] = Texts(shard.zones);
+    out["standby"] = shard.standby;
+    out["players"] = shard.players;
+    shards.emplace_back(std::move(out));
   }
-  out += "],\"zones\":[";
-  for (size_t i = 0; i < view.zones.size(); ++i) {
-    const ClusterZone& zone = view.zones[i];
-    if (i > 0) out += ',';
-    out += "{\"zone\":";
-    AppendJsonString(out, zone.zone);
-    out += ",\"owner\":";
-    if (!zone.owner.has_value()) {
-      out += "null";
+  json::array zones;
+  zones.reserve(view.zones.size());
+  for (const ClusterZone& zone : view.zones) {
+    json::object out;
+    out["zone"] = Text(zone.zone);
+    if (zone.owner.has_value()) {
+      out["owner"] = json::object{{"shard", Text(zone.owner->shard_id)},
+                                  {"endpoint", Text(zone.owner->endpoint)},
+                                  {"epoch", zone.owner->epoch},
+                                  {"ttl_ms", zone.owner->ttl_ms}};
     } else {
-      out += "{\"shard\":";
-      AppendJsonString(out, zone.owner->shard_id);
-      out += ",\"endpoint\":";
-      AppendJsonString(out, zone.owner->endpoint);
-      out += ",\"epoch\":" + std::to_string(zone.owner->epoch);
-      out += ",\"ttl_ms\":" + std::to_string(zone.owner->ttl_ms);
-      out += '}';
+      out["owner"] = nullptr;
     }
-    out += '}';
+    zones.emplace_back(std::move(out));
   }
-  out += "],\"standbys\":";
-  AppendJsonStrings(out, view.standbys);
-  out += '}';
-  return out;
+  json::object doc;
+  doc["answered_by"] =
+      json::object{{"role", Text(view.answered_by_role)}, {"id", Text(view.answered_by_id)}};
+  doc["shards"] = std::move(shards);
+  doc["zones"] = std::move(zones);
+  doc["standbys"] = Texts(view.standbys);
+  return json::serialize(doc);
 }
 
 std::string ClusterViewText(const ClusterView& view) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -178,6 +179,43 @@ TEST_F(ClusterViewTest, JsonEscapesEveryString) {
       << json;
   EXPECT_NE(json.find("\"standbys\":[\"s\\t\"]"), std::string::npos) << json;
   EXPECT_EQ(json.find('\n'), std::string::npos) << json;
+}
+
+TEST_F(ClusterViewTest, JsonOfHostileIdsParsesBackRepaired) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  const std::string hostile = "w\"0\\ \x01\x1b cut\xE2\x82";
+  const std::string repaired = "w\"0\\ \x01\x1b cut" + fffd;
+  ClusterView view;
+  view.answered_by_role = "gate";
+  view.answered_by_id = hostile + "\xFF";
+  ClusterShard shard;
+  shard.info = ShardInfo{hostile, "ep\xC0\xAF", 5};
+  shard.zones = {hostile};
+  shard.players = 2;
+  view.shards.push_back(shard);
+  view.zones.push_back(ClusterZone{hostile, ZoneOwner{hostile, "ep", 2, 5}});
+  view.zones.push_back(ClusterZone{"lobby", std::nullopt});
+  view.standbys = {hostile};
+
+  const std::string json = ClusterViewJson(view);
+  boost::system::error_code ec;
+  const boost::json::value parsed = boost::json::parse(json, ec);
+  ASSERT_FALSE(ec) << json;
+  const boost::json::value expected = {
+      {"answered_by", {{"role", "gate"}, {"id", repaired + fffd}}},
+      {"shards", boost::json::array{{{"id", repaired},
+                                     {"endpoint", "ep" + fffd + fffd},
+                                     {"ttl_ms", 5},
+                                     {"zones", boost::json::array{repaired}},
+                                     {"standby", false},
+                                     {"players", 2}}}},
+      {"zones",
+       boost::json::array{
+           {{"zone", repaired},
+            {"owner", {{"shard", repaired}, {"endpoint", "ep"}, {"epoch", 2}, {"ttl_ms", 5}}}},
+           {{"zone", "lobby"}, {"owner", nullptr}}}},
+      {"standbys", boost::json::array{repaired}}};
+  EXPECT_EQ(parsed, expected) << json;
 }
 
 TEST_F(ClusterViewTest, TextIsAnAlignedTable) {
