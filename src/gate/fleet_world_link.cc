@@ -563,6 +563,8 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
     out.text = output.text();
     for (const auto& event : output.events()) out.events.push_back({event.name(), event.json()});
     out.disconnect = output.disconnect();
+    if (output.echo() == telos::v1::Output::ECHO_OFF) out.echo = world::PlayerOutput::Echo::kOff;
+    if (output.echo() == telos::v1::Output::ECHO_ON) out.echo = world::PlayerOutput::Echo::kOn;
     sink->Deliver(std::move(out));
   }
   for (const auto& redirect : frame.redirects()) {

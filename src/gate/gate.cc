@@ -691,6 +691,10 @@ void SessionCore::Show(world::PlayerOutput output) {
   // A prompt answers text. Output of data alone (vitals ticking up, the zone a player is leaving
   // as they cross to the next) would otherwise print a bare "> " before, or between, real text.
   if (!output.disconnect && !shown.text.empty()) shown.prompt = kPrompt;
+  // Before the text: the prompt that asks for a secret is already the hidden kind, as at login.
+  if (output.echo != world::PlayerOutput::Echo::kUnchanged) {
+    terminal_->SetEcho(output.echo == world::PlayerOutput::Echo::kOn);
+  }
   terminal_->SendOutput(std::move(shown));
 }
 

@@ -13,6 +13,11 @@ void AppendOutput(telos::v1::ShardFrame& frame, uint64_t session,
     e->set_json(event.json);
   }
   out->set_disconnect(output.disconnect);
+  switch (output.echo) {
+    case world::PlayerOutput::Echo::kUnchanged: break;
+    case world::PlayerOutput::Echo::kOff: out->set_echo(telos::v1::Output::ECHO_OFF); break;
+    case world::PlayerOutput::Echo::kOn: out->set_echo(telos::v1::Output::ECHO_ON); break;
+  }
 }
 
 // ------------------------------------------------------------------ StreamHandle

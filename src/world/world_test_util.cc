@@ -263,6 +263,10 @@ void FakeSink::Deliver(PlayerOutput output) {
   }
   for (OutputEvent& event : output.events) events.push_back(std::move(event));
   if (output.disconnect) disconnected = true;
+  if (output.echo != PlayerOutput::Echo::kUnchanged) {
+    echo_on = output.echo == PlayerOutput::Echo::kOn;
+    ++echo_changes;
+  }
 }
 
 std::string FakeSink::Take() {

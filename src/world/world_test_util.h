@@ -42,6 +42,9 @@ class FakeSink final : public PlayerSink {
   std::vector<OutputEvent> events;
   bool disconnected = false;
   int deliveries = 0;
+  // The terminal's echo as the deliveries so far have set it (on, as a connection starts).
+  bool echo_on = true;
+  int echo_changes = 0;  // deliveries that carried an echo change
 
  private:
   std::vector<std::string> lines_;

@@ -409,6 +409,13 @@ PlayerTransfer ZoneCore::DetachPlayer(Actor& player) {
   return transfer;
 }
 
+  if (player.answer) {
+    // The question does not travel: give the terminal its echo back before the player leaves,
+    // or it would hide what they type in the next zone.
+    player.answer = nullptr;
+    player.pending.echo = PlayerOutput::Echo::kOn;
+    Send(player, "You were moved before you answered; nothing was changed.");
+  }
 Result<PlayerTransfer> ZoneCore::Freeze(const std::string& key, SaveReason reason) {
   Actor* player = FindPlayerMutable(key);
   if (player == nullptr) return Status::NotFound(key + " is not in zone " + zone_.id);
@@ -534,7 +541,15 @@ void ZoneCore::Command(const std::string& key, const std::string& line, int hops
     return;
   }
   replying_to_ = actor->id;
-  Dispatch(*actor, line);
+  if (actor->answer) {
+    // The line answers a prompt and may be a secret: it goes to the question alone, unparsed.
+    // Taken out first, so the answer may ask the next question.
+    auto answer = std::move(actor->answer);
+    actor->answer = nullptr;
+    answer(*this, *actor, line);
+  } else {
+    Dispatch(*actor, line);
+  }
   replying_to_ = 0;
   MarkUrgent(*actor);
 }
@@ -768,7 +783,8 @@ bool ZoneCore::FlushPlayer(Actor& actor) {
                             std::to_string(actor.level) + ",\"exp\":" + std::to_string(actor.exp) +
                             ",\"gold\":" + std::to_string(actor.gold) + "}"});
   }
-  if (actor.pending.text.empty() && actor.pending.events.empty() && !actor.pending.disconnect) {
+  if (actor.pending.text.empty() && actor.pending.events.empty() && !actor.pending.disconnect &&
+      actor.pending.echo == PlayerOutput::Echo::kUnchanged) {
     return false;
   }
   PlayerOutput out = std::move(actor.pending);

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -84,6 +85,11 @@ struct Actor {
   std::map<std::string, std::string> aliases;
   bool colour = true;
   std::string reply_to;
+  // Set while the player's next line answers a question (the password command's prompts)
+  // rather than being a command: Command() hands the line here whole and unread, so it is
+  // never dispatched, expanded as an alias, shown to anyone or logged. A secret held between
+  // prompts lives in the closure and dies with it.
+  std::function<void(ZoneCore&, Actor&, std::string)> answer;
   std::shared_ptr<PlayerSink> sink;
   PlayerOutput pending;
   bool dirty = false;   // in ZoneCore::dirty_players

@@ -164,8 +164,14 @@ TEST_F(ZoneTest, AliasMailPasswordAndQuit) {
   EXPECT_THAT(world_->Do("Bob", "mail"), HasSubstr("* #1 from Alice: the cake is in the oven"));
   EXPECT_THAT(world_->Do("Bob", "mail read 1"), HasSubstr("From: Alice"));
   world_->passwords.passwords["alice"] = "old";
-  EXPECT_THAT(world_->Do("Alice", "password wrong new"), HasSubstr("not your current password"));
-  EXPECT_THAT(world_->Do("Alice", "password old new"), HasSubstr("Password changed."));
+  world_->Do("Alice", "password");
+  world_->Do("Alice", "wrong");
+  world_->Do("Alice", "new");
+  EXPECT_THAT(world_->Do("Alice", "new"), HasSubstr("not your current password"));
+  world_->Do("Alice", "password");
+  world_->Do("Alice", "old");
+  world_->Do("Alice", "new");
+  EXPECT_THAT(world_->Do("Alice", "new"), HasSubstr("Password changed."));
   size_t saves = world_->persistence.saves.size();
   EXPECT_THAT(world_->Do("Alice", "quit"), HasSubstr("Farewell."));
   EXPECT_TRUE(alice->disconnected);
@@ -177,6 +183,110 @@ TEST_F(ZoneTest, AliasMailPasswordAndQuit) {
   EXPECT_EQ(state->aliases.at("hi"), "say hello all");
   EXPECT_FALSE(world_->host->ZoneOf("Alice"));
   EXPECT_EQ(world_->host->Submit("Alice", "look").code(), StatusCode::kNotFound);
+}
+
+// The password command asks each secret on its own prompt with echo off; the answers go to the
+// account port and nowhere else: not to the screen, the room, the alias table or the log. The
+// answers here look like commands on purpose.
+TEST_F(ZoneTest, PasswordAsksOnHiddenPromptsAndTheAnswersGoNowhereElse) {
+  auto alice = world_->Login("Alice");
+  auto bob = world_->Login("Bob");  // same room: would hear a line that ran as `say`
+  alice->Take();
+  bob->Take();
+  const std::string old_password = "say old lantern";
+  const std::string new_password = "alias brass gate key";
+  world_->passwords.passwords["alice"] = old_password;
+  std::string seen;
+
+  // The one-line form is refused, changes nothing and explains the prompts.
+  std::string refused = world_->Do("Alice", "password " + old_password + " " + new_password);
+  EXPECT_THAT(refused, HasSubstr("Type 'password' on its own"));
+  EXPECT_THAT(refused, HasSubstr("Nothing was changed."));
+  EXPECT_EQ(world_->passwords.passwords["alice"], old_password);
+  EXPECT_EQ(alice->echo_changes, 0);
+
+  std::string asked = world_->Do("Alice", "password");
+  EXPECT_THAT(asked, HasSubstr("Old password:"));
+  EXPECT_FALSE(alice->echo_on);
+  std::string next = world_->Do("Alice", old_password);
+  seen += next;
+  EXPECT_THAT(next, HasSubstr("New password:"));
+  EXPECT_FALSE(alice->echo_on);
+  next = world_->Do("Alice", new_password);
+  seen += next;
+  EXPECT_THAT(next, HasSubstr("Again:"));
+  EXPECT_FALSE(alice->echo_on);
+  next = world_->Do("Alice", new_password);
+  seen += next;
+  EXPECT_THAT(next, HasSubstr("Password changed."));
+  EXPECT_TRUE(alice->echo_on);
+  EXPECT_EQ(world_->passwords.passwords["alice"], new_password);
+
+  // None of the answers ran as a command, and none was shown to anyone or logged.
+  EXPECT_THAT(world_->Do("Alice", "alias"), HasSubstr("You have no aliases."));
+  seen += bob->Take();
+  world_->logger->Flush();
+  seen += world_->LogText();
+  for (const std::string& secret : {std::string("lantern"), std::string("brass gate")}) {
+    EXPECT_THAT(seen, Not(HasSubstr(secret)));
+  }
+  EXPECT_THAT(seen, Not(HasSubstr("You say")));
+  // A line after the dialogue is a command again.
+  EXPECT_THAT(world_->Do("Alice", "say done"), HasSubstr("You say, 'done'"));
+}
+
+TEST_F(ZoneTest, PasswordDialogueMismatchWrongOldAndCancelLeaveThePasswordAlone) {
+  auto alice = world_->Login("Alice");
+  alice->Take();
+  world_->passwords.passwords["alice"] = "first secret";
+
+  world_->Do("Alice", "password");
+  world_->Do("Alice", "first secret");
+  world_->Do("Alice", "second secret");
+  std::string differ = world_->Do("Alice", "third secret");
+  EXPECT_THAT(differ, HasSubstr("The passwords differ."));
+  EXPECT_TRUE(alice->echo_on);
+  EXPECT_EQ(world_->passwords.passwords["alice"], "first secret");
+
+  world_->Do("Alice", "password");
+  world_->Do("Alice", "not it");
+  world_->Do("Alice", "second secret");
+  EXPECT_THAT(world_->Do("Alice", "second secret"), HasSubstr("not your current password"));
+  EXPECT_TRUE(alice->echo_on);
+  EXPECT_EQ(world_->passwords.passwords["alice"], "first secret");
+
+  world_->Do("Alice", "pass");  // an abbreviation asks too
+  EXPECT_FALSE(alice->echo_on);
+  world_->Do("Alice", "first secret");
+  EXPECT_THAT(world_->Do("Alice", ""), HasSubstr("Your password is unchanged."));
+  EXPECT_TRUE(alice->echo_on);
+  EXPECT_EQ(world_->passwords.passwords["alice"], "first secret");
+  EXPECT_THAT(world_->Do("Alice", "look"), HasSubstr("Bright Atrium"));
+  std::string all = alice->Take();
+  world_->logger->Flush();
+  all += world_->LogText();
+  EXPECT_THAT(all, Not(HasSubstr("secret")));
+}
+
+// A player moved out of the zone mid-dialogue (here: frozen, as a zone stop or a handoff does)
+// gets echo back: the question does not follow them, so nothing may stay hidden.
+TEST_F(ZoneTest, PasswordDialogueEndsWithEchoOnWhenThePlayerLeavesTheZone) {
+  auto alice = world_->Login("Alice");
+  alice->Take();
+  world_->Do("Alice", "password");
+  EXPECT_FALSE(alice->echo_on);
+  std::optional<PlayerTransfer> frozen;
+  ASSERT_TRUE(world_->host
+                  ->FreezePlayer("Alice",
+                                 [&](Result<PlayerTransfer> t) {
+                                   ASSERT_TRUE(t.ok());
+                                   frozen = std::move(t).value();
+                                 })
+                  .ok());
+  world_->Run();
+  ASSERT_TRUE(frozen);
+  EXPECT_TRUE(alice->echo_on);
+  EXPECT_THAT(alice->Take(), HasSubstr("nothing was changed"));
 }
 
 TEST_F(ZoneTest, FreezeSnapshotAndAdmitElsewhere) {

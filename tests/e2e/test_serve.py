@@ -14,7 +14,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import DO, WILL, Server, Telnet, WebSocket  # noqa: E402
+from harness import DO, WILL, WONT, Server, Telnet, WebSocket  # noqa: E402
 
 BINARY = os.environ.get("TELOS_BINARY", "build/dev/telos")
 REPO = os.environ.get("TELOS_REPO", ".")
@@ -192,6 +192,79 @@ class ServeTest(unittest.TestCase):
 
     def test_http_api_and_web_client(self):
         server = self.start_server()
+    def test_password_changes_on_hidden_prompts_and_never_reaches_the_logs(self):
+        # Debug logging: the most the server ever writes about a session.
+        server = self.start_server(TELOS_LOG_LEVEL="debug")
+        fresh = "brass door 42"
+        c = Telnet(server.telnet_port)
+        self.addCleanup(c.close)
+        new_player(c, "secretive", "Hushed")
+        # The one-line form is refused: the prompts are the way.
+        c.send("password %s %s" % (PASSWORD, fresh))
+        c.expect("Type 'password' on its own")
+        c.mark()
+        before = len(c.negotiations)
+        c.send("password")
+        c.expect("Old password:")
+        # The server echoes from here on (IAC WILL ECHO), so the client shows nothing typed.
+        echo = lambda: [n for n in c.negotiations[before:] if n[1] == 1]  # noqa: E731
+        self.assertEqual(echo(), [(WILL, 1)])
+        c.send(PASSWORD)
+        c.expect("New password:")
+        c.send(fresh)
+        c.expect("Again:")
+        c.send(fresh)
+        c.expect("Password changed.")
+        # ... and gives the echo back (IAC WONT ECHO) once the last answer is in.
+        self.assertEqual(echo(), [(WILL, 1), (WONT, 1)])
+        shown = c.mark()
+        self.assertNotIn(PASSWORD, shown)
+        self.assertNotIn(fresh, shown)
+        c.send("quit")
+        c.expect("Come back soon.")
+        c.wait_closed()
+
+        # The web client is told the same: echo off for the prompts, on again when it ends.
+        ws = WebSocket(server.http_port)
+        self.addCleanup(ws.close)
+        new_player(ws, "webhush", "Murmur")
+        ws.send("password")
+        ws.expect("Old password:")
+        echoes = [f["on"] for f in ws.frames if f.get("type") == "echo"]
+        self.assertEqual(echoes[-1], False)
+        ws.send("")  # an empty answer cancels
+        ws.expect("Your password is unchanged.")
+        echoes = [f["on"] for f in ws.frames if f.get("type") == "echo"]
+        self.assertEqual(echoes[-1], True)
+
+        # The old password is refused now and the new one lets the player in.
+        again = Telnet(server.telnet_port)
+        self.addCleanup(again.close)
+        again.expect("account name")
+        again.send("secretive")
+        again.expect("Password:")
+        again.send(PASSWORD)
+        again.expect("Wrong account name or password.\nEnter your account name")
+        again.send("secretive")
+        again.expect("Password:")
+        again.send(fresh)
+        again.expect("Your characters:")
+        again.send("1")
+        again.expect("The Atrium of Arrivals")
+        again.send("quit")
+        again.expect("Come back soon.")
+
+        # Everything the server wrote, stdout and stderr, to its last line: no password in it.
+        self.assertEqual(server.stop(signal.SIGTERM), 0)
+        deadline = time.time() + 15
+        while not any(e.get("msg") == "stopped" for e in server.log_entries()):
+            self.assertLess(time.time(), deadline, "no 'stopped' line")
+            time.sleep(0.05)
+        written = "\n".join(server.lines)
+        self.assertIn("character entered", written)  # the log was captured at all
+        for secret in (PASSWORD, fresh):
+            self.assertNotIn(secret, written)
+
         c = Telnet(server.telnet_port)
         self.addCleanup(c.close)
         new_player(c, "apiuser", "Watcher")

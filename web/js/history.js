@@ -2,10 +2,26 @@
 //
 // Navigation works like a shell: prev() walks back from the newest entry, next() walks forward,
 // and walking forward past the newest entry returns what was being typed before navigation began
-// (the draft). Passwords never reach this module; the caller decides what to add().
+// (the draft). Lines typed while the server has echo off (password prompts) never reach this
+// module; the caller decides what to add(). A line that carries a password in the clear anyway
+// (see holdsSecret) is refused here too, whether added or loaded.
 
 export const kHistoryMax = 200;
 export const kEntryLengthMax = 1000;
+
+/**
+ * Whether `command` carries a password in the clear: the one-line `password OLD NEW` form, or an
+ * abbreviation of `password` followed by words. The server refuses that form and asks on hidden
+ * prompts instead, but the words were typed, so they are never kept. `password` alone holds no
+ * secret.
+ */
+export function holdsSecret(command) {
+  if (typeof command !== 'string') return false;
+  const match = /^\s*(\S+)\s+\S/.exec(command);
+  if (!match) return false;
+  const verb = match[1].toLowerCase();
+  return verb.length >= 2 && 'password'.startsWith(verb);
+}
 
 export class History {
   /**
@@ -38,6 +54,7 @@ export class History {
   record(command) {
     if (typeof command !== 'string') return false;
     if (command.trim() === '' || command.length > kEntryLengthMax) return false;
+    if (holdsSecret(command)) return false;
     if (this.entries[this.entries.length - 1] === command) return false;
     this.entries.push(command);
     if (this.entries.length > this.max) this.entries.splice(0, this.entries.length - this.max);

@@ -29,6 +29,9 @@ function getStorage() {
 }
 const storage = getStorage();
 const history = storage ? loadHistory(storage, kHistoryKey) : new History();
+// Loading drops lines that held a password (an older client kept `password OLD NEW`); saving
+// at once removes them from storage too.
+if (storage) saveHistory(storage, kHistoryKey, history);
 
 const output = new OutputView(pane, {
   onUnseenChange: (unseen) => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { History, kEntryLengthMax, loadHistory, saveHistory } from '../js/history.js';
+import { History, holdsSecret, kEntryLengthMax, loadHistory, saveHistory } from '../js/history.js';
 
 // A Storage stand-in backed by a Map.
 class MemoryStorage {
@@ -51,6 +51,34 @@ describe('History.add', () => {
 
   it('rejects a bound below 1', () => {
     assert.throws(() => new History({ max: 0 }), RangeError);
+  });
+});
+
+describe('secrets', () => {
+  it('never records a line that carries a password, in any abbreviation', () => {
+    const h = new History();
+    assert.equal(h.add('password old secret new secret'), false);
+    assert.equal(h.add('  PASS old new'), false);
+    assert.equal(h.add('pa hunter2'), false);
+    assert.equal(h.add('password'), true, 'the command alone holds no secret');
+    assert.equal(h.add('path north'), true);
+    assert.equal(h.add('p x'), true, 'one letter is not taken for password');
+    assert.deepEqual(h.toArray(), ['password', 'path north', 'p x']);
+  });
+
+  it('drops such lines from a saved history as it loads', () => {
+    const storage = new MemoryStorage({ k: JSON.stringify(['look', 'password old new', 'north']) });
+    const h = loadHistory(storage, 'k');
+    assert.deepEqual(h.toArray(), ['look', 'north']);
+    saveHistory(storage, 'k', h);
+    assert.equal(storage.getItem('k').includes('old'), false);
+  });
+
+  it('holdsSecret needs words after the verb', () => {
+    assert.equal(holdsSecret('password'), false);
+    assert.equal(holdsSecret('password '), false);
+    assert.equal(holdsSecret('password x'), true);
+    assert.equal(holdsSecret(null), false);
   });
 });
 

@@ -1,5 +1,8 @@
 // Account and session commands: quit, password, alias, mail.
 #include <charconv>
+#include <functional>
+#include <string>
+#include <string_view>
 
 #include "commands/registry.h"
 #include "telos/base/limits.h"
@@ -38,26 +41,77 @@ void Alias(CommandContext& c) {
   c.zone.Send(c.actor, "Alias '" + key + "' = " + std::string(expansion));
 }
 
+// The password dialogue. Each secret is asked on its own prompt with the terminal's echo off,
+// so it is never shown on screen, never kept in a client's history and never passes through
+// Dispatch (aliases, scripts, the room). Every prompt carries echo off, not only the first: a
+// connection that took the character over mid-dialogue hides the answer as well. Whatever ends
+// the dialogue turns echo back on. An empty answer cancels.
+void AskPassword(ZoneCore& zone, Actor& actor, std::string_view question,
+                 std::function<void(ZoneCore&, Actor&, std::string)> answer) {
+  zone.Send(actor, question);
+  actor.pending.echo = PlayerOutput::Echo::kOff;
+  actor.answer = std::move(answer);
+}
+
+// Ends the dialogue with echo back on. The player's Enter was not echoed either, so a bare
+// line ends the input line the prompt left open.
+void EndPasswordDialogue(ZoneCore& zone, Actor& actor, std::string_view line) {
+  actor.pending.echo = PlayerOutput::Echo::kOn;
+  zone.Send(actor, "");
+  zone.Send(actor, line);
+}
+
+// The last answer is in: the account service decides, and its verdict arrives as a notice.
+void AnswerAgain(const std::string& old_password, const std::string& new_password, ZoneCore& zone,
+                 Actor& actor, std::string again) {
+  if (again != new_password) {
+    return EndPasswordDialogue(zone, actor, "The passwords differ. Your password is unchanged.");
+  }
+  EndPasswordDialogue(zone, actor, "Changing your password...");
+  std::string key = actor.key;
+  ZoneCore::Poster post = zone.poster();
+  zone.deps().passwords->Change(key, old_password, new_password, [post, key](Status status) {
+    (void)post([key, status](ZoneCore& z) {
+      if (status.ok()) {
+        z.Notice(key, "Password changed.");
+      } else if (status.code() == StatusCode::kPermissionDenied) {
+        z.Notice(key, "That is not your current password. Your password is unchanged.");
+      } else {
+        z.Notice(key, "Password not changed: " + status.message());
+      }
+    });
+  });
+}
+
+void AnswerNew(const std::string& old_password, ZoneCore& zone, Actor& actor,
+               std::string new_password) {
+  if (new_password.empty()) return EndPasswordDialogue(zone, actor, "Your password is unchanged.");
+  zone.Send(actor, "");
+  AskPassword(zone, actor, "Again:", std::bind_front(AnswerAgain, old_password, new_password));
+}
+
+void AnswerOld(ZoneCore& zone, Actor& actor, std::string old_password) {
+  if (old_password.empty()) return EndPasswordDialogue(zone, actor, "Your password is unchanged.");
+  zone.Send(actor, "");
+  AskPassword(zone, actor, "New password:", std::bind_front(AnswerNew, std::move(old_password)));
+}
+
 void Password(CommandContext& c) {
-  auto [old_password, new_password] = SplitWord(c.args);
-  if (old_password.empty() || new_password.empty()) {
-    c.zone.Send(c.actor, "Usage: password <old> <new>");
+  if (!c.args.empty()) {
+    // The line is already typed, shown and perhaps kept by the client: it is not used, so the
+    // habit of typing a password on a command line gets no reward.
+    c.zone.Send(c.actor,
+                "Type 'password' on its own: it asks for your old and new passwords on prompts "
+                "that hide what you type. Nothing was changed. If that line held your real "
+                "password, change it now.");
     return;
   }
-  std::string key = c.actor.key;
-  ZoneCore::Poster post = c.zone.poster();
-  c.zone.deps().passwords->Change(key, std::string(old_password), std::string(new_password),
-                                  [post, key](Status status) {
-                                    (void)post([key, status](ZoneCore& z) {
-                                      if (status.ok()) {
-                                        z.Notice(key, "Password changed.");
-                                      } else if (status.code() == StatusCode::kPermissionDenied) {
-                                        z.Notice(key, "That is not your current password.");
-                                      } else {
-                                        z.Notice(key, "Password not changed: " + status.message());
-                                      }
-                                    });
-                                  });
+  if (c.actor.position == Position::kFighting) {
+    c.zone.Send(c.actor, "Not while you are fighting!");
+    return;
+  }
+  c.zone.Send(c.actor, "Changing your password (an empty answer cancels).");
+  AskPassword(c.zone, c.actor, "Old password:", AnswerOld);
 }
 
 void Mail(CommandContext& c) {
@@ -145,8 +199,9 @@ void RegisterMiscCommands(CommandRegistry& r) {
   r.Add({"password",
          {},
          Position::kSleeping,
-         "password <old> <new>",
-         "Changes your password.",
+         "password",
+         "Changes your password: asks for the old one and the new one (twice) on prompts that "
+         "hide what you type.",
          Password});
   r.Add({"alias",
          {},

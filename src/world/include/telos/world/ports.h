@@ -41,6 +41,13 @@ struct PlayerOutput {
   std::vector<OutputEvent> events;
   // The character left the world (quit): the gate should close or return to its menu.
   bool disconnect = false;
+  // Whether the player's terminal should show what they type from now on. kOff comes with a
+  // prompt for a secret (the password command's questions): the client hides the input (telnet
+  // WILL ECHO, the web client's password box) and keeps the line out of its history. kOn ends
+  // the secret. The gate applies it before this flush's text. A state, not an event: setting
+  // it twice in one flush keeps the last, and kUnchanged leaves the terminal as it is.
+  enum class Echo : uint8_t { kUnchanged, kOff, kOn };
+  Echo echo = Echo::kUnchanged;
 
   void AddLine(std::string_view line) {
     text.append(line);
@@ -107,3 +114,4 @@ class PasswordPort {
 };
 
 }  // namespace telos::world
+  // Neither password may appear in a log line or in the status message.
