@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <lua.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <map>
@@ -591,6 +592,34 @@ return table.concat(out, "\n")
     EXPECT_EQ(got_line, want_line) << "line " << line;
   }
   EXPECT_FALSE(std::getline(got, got_line)) << "extra output";
+}
+
+// A clock that moves a millisecond each time it is read: the time backstop, deterministically.
+class SteppingClock final : public Clock {
+ public:
+  Instant Now() const override { return Instant(Millis(++reads_)); }
+  WallTime WallNow() const override { return WallTime(); }
+  int64_t reads() const { return reads_; }
+
+ private:
+  mutable std::atomic<int64_t> reads_{0};
+};
+
+TEST(LuaBudget, TheTimeBackstopStopsWhatNoChargeSees) {
+  std::ostringstream log;
+  Logger logger("test", LogLevel::kError, std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  FakeHost host;
+  SteppingClock clock;
+  // A budget far too big to matter: only the clock can stop this call.
+  LuaVm vm("zone", logger, host, 4 << 20, int64_t{1} << 40, &clock);
+  ASSERT_TRUE(vm.Load("slow.lua", "function run(a) while true do end end\n"));
+  EXPECT_FALSE(vm.Call("slow.lua", "run", {}));
+  EXPECT_THAT(vm.last_error(), HasSubstr("scripts/slow.lua:1: time limit reached"));
+  // One reading to set the deadline, then one per count hook until it passes.
+  EXPECT_LE(clock.reads(), limits::kLuaCallTimeMsMax + 2);
+  // The next call gets a fresh deadline.
+  ASSERT_TRUE(vm.Load("ok.lua", "function hi(a) telos.send(a, 'still here') end\n"));
+  EXPECT_TRUE(vm.Call("ok.lua", "hi", {LuaActor{1}}));
 }
 
 void WriteScriptedPack(const TempDir& dir) {

@@ -25,6 +25,7 @@ constexpr int kCallDepthMax = 8;
 constexpr int64_t kChargeMax = int64_t{1} << 40;
 constexpr const char* kBudgetReason = "instruction budget exhausted";
 constexpr const char* kMemoryReason = "memory cap reached";
+constexpr const char* kTimeReason = "time limit reached";
 // A call is refused when less than this is left under the cap, so pushing its arguments (done
 // outside a protected call) cannot run out of memory.
 constexpr size_t kHeadroomBytes = 64 * 1024;
@@ -1006,8 +1007,9 @@ void LuaVm::CountHook(lua_State* L, lua_Debug*) {
   LuaVm* vm = VmOf(L);
   if (vm->stop_ == Stop::kNone) {
     vm->instructions_left_ -= kHookEveryInstructions;
-    if (vm->instructions_left_ >= 0) return;
-    vm->stop_ = Stop::kBudget;
+    bool late = vm->clock_ != nullptr && vm->clock_->Now() >= vm->call_deadline_;
+    if (vm->instructions_left_ >= 0 && !late) return;
+    vm->stop_ = vm->instructions_left_ < 0 ? Stop::kBudget : Stop::kTime;
   }
   vm->NoteWhere(L);
   vm->Raise(L);
@@ -1027,7 +1029,10 @@ int LuaVm::Raise(lua_State* L) {
   // this (a __close handler runs during unwinding) gets no instruction further. The message is
   // made in advance: raising must not allocate on a heap that may be full.
   lua_sethook(L, &LuaVm::CountHook, LUA_MASKCOUNT, 1);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, stop_ == Stop::kMemory ? memory_message_ : budget_message_);
+  int message = stop_ == Stop::kMemory ? memory_message_
+                : stop_ == Stop::kTime ? time_message_
+                                       : budget_message_;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, message);
   return lua_error(L);
 }
 
@@ -1053,12 +1058,13 @@ void LuaVm::NoteWhere(lua_State* L) {
 }
 
 LuaVm::LuaVm(std::string zone_id, Logger& logger, ScriptHost& host, size_t memory_cap_bytes,
-             int64_t instruction_budget)
+             int64_t instruction_budget, const Clock* clock)
     : zone_id_(std::move(zone_id)),
       logger_(logger),
       host_(host),
       cap_bytes_(memory_cap_bytes),
-      budget_(instruction_budget) {
+      budget_(instruction_budget),
+      clock_(clock) {
   L_ = lua_newstate(&LuaVm::Allocate, this);
   RELEASE_ASSERT(L_ != nullptr, "cannot create a Lua state");
   *static_cast<LuaVm**>(lua_getextraspace(L_)) = this;
@@ -1068,6 +1074,8 @@ LuaVm::LuaVm(std::string zone_id, Logger& logger, ScriptHost& host, size_t memor
   budget_message_ = luaL_ref(L_, LUA_REGISTRYINDEX);
   lua_pushstring(L_, kMemoryReason);
   memory_message_ = luaL_ref(L_, LUA_REGISTRYINDEX);
+  lua_pushstring(L_, kTimeReason);
+  time_message_ = luaL_ref(L_, LUA_REGISTRYINDEX);
   InstallSandbox();
 }
 
@@ -1176,6 +1184,7 @@ bool LuaVm::Protected(const std::string& script, int nargs) {
     charged_bytes_ = 0;
     stop_ = Stop::kNone;
     stop_where_.clear();
+    if (clock_ != nullptr) call_deadline_ = clock_->Now() + Millis(limits::kLuaCallTimeMsMax);
     lua_sethook(L_, &LuaVm::CountHook, LUA_MASKCOUNT, kHookEveryInstructions);
   }
   ++depth_;
@@ -1186,7 +1195,9 @@ bool LuaVm::Protected(const std::string& script, int nargs) {
   if (rc != LUA_OK) {
     std::string message;
     if (stop_ != Stop::kNone) {
-      const char* reason = stop_ == Stop::kMemory ? kMemoryReason : kBudgetReason;
+      const char* reason = stop_ == Stop::kMemory ? kMemoryReason
+                           : stop_ == Stop::kTime ? kTimeReason
+                                                  : kBudgetReason;
       message = stop_where_.empty() ? reason : stop_where_ + ": " + reason;
     } else {
       const char* text = lua_tostring(L_, -1);

@@ -19,9 +19,14 @@
 //   error object is made in advance, since the heap may be full. xpcall's handler runs after
 //   unwinding as a plain budgeted call, never inside the hook (where Lua turns hooks off).
 // - Finalizers would run with hooks off, so setmetatable refuses a metatable with __gc.
+// - A backstop, not the budget: given a clock, a call that has run longer than
+//   limits::kLuaCallTimeMsMax (read at each count hook) is stopped too. It is for work no
+//   charge can see (one comparison of two long strings scans both in C); a call within its
+//   budget takes a few milliseconds, so only a runaway script meets it, and under a
+//   ManualClock it never fires, which keeps tests and simulations deterministic.
 // - A stopped call returns false and is logged with zone, script, line and the reason
-//   ("instruction budget exhausted" or "memory cap reached"); the zone carries on. A host call
-//   made by a stopped script's nested call returns to the script only to raise again.
+//   ("instruction budget exhausted", "memory cap reached" or "time limit reached"); the zone
+//   carries on. A stopped script makes no further host calls, and its nested calls are skipped.
 //
 // Thread safety: none; owned by a ZoneCore and used on its executor only.
 #pragma once
@@ -33,6 +38,7 @@
 #include <variant>
 #include <vector>
 
+#include "telos/base/clock.h"
 #include "telos/base/log.h"
 
 struct lua_State;
@@ -85,8 +91,9 @@ using LuaArg = std::variant<std::monostate, LuaActor, LuaItem, std::string>;
 
 class LuaVm {
  public:
+  // `clock` (may be null: no time backstop) must outlive the VM.
   LuaVm(std::string zone_id, Logger& logger, ScriptHost& host, size_t memory_cap_bytes,
-        int64_t instruction_budget);
+        int64_t instruction_budget, const Clock* clock = nullptr);
   ~LuaVm();
   LuaVm(const LuaVm&) = delete;
   LuaVm& operator=(const LuaVm&) = delete;
@@ -106,7 +113,7 @@ class LuaVm {
 
  private:
   // Why the running call was stopped.
-  enum class Stop { kNone, kBudget, kMemory };
+  enum class Stop { kNone, kBudget, kMemory, kTime };
 
   static void* Allocate(void* ud, void* ptr, size_t old_size, size_t new_size);
   static void CountHook(lua_State* L, lua_Debug* ar);
@@ -138,6 +145,9 @@ class LuaVm {
   std::string stop_where_;  // "scripts/x.lua:12"
   int budget_message_ = 0;  // registry references of the prepared error messages
   int memory_message_ = 0;
+  int time_message_ = 0;
+  const Clock* clock_;
+  Instant call_deadline_{};  // when the running call meets the time backstop (with a clock)
   int depth_ = 0;
   int64_t errors_ = 0;
   std::string last_error_;

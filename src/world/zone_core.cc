@@ -114,7 +114,7 @@ void ZoneCore::EnsureScript(const std::string& script) {
   loaded_scripts_.insert(script);
   if (!lua_) {
     lua_ = std::make_unique<LuaVm>(zone_.id, *deps_.logger, *this, limits::kLuaMemoryBytesPerVmMax,
-                                   limits::kLuaInstructionsPerCallMax);
+                                   limits::kLuaInstructionsPerCallMax, deps_.clock);
   }
   auto it = pack_->scripts.find(script);
   if (it == pack_->scripts.end()) return;

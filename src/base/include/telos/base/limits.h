@@ -121,6 +121,9 @@ inline constexpr int64_t kLuaCopiesPerInstruction = 8;
 // of one comparison or copy), the largest table part and the Lua stack.
 inline constexpr size_t kLuaBlockBytesMax = 1024 * 1024;
 inline constexpr int kLuaPatternDepthMax = 200;  // nested pattern items (recursion)
+// A backstop behind the budget: a call still running after this long is stopped (the zone's
+// clock, read at each count hook). A call within its budget takes a few milliseconds.
+inline constexpr int64_t kLuaCallTimeMsMax = 50;
 
 // --- Placement (public instances of a busy map)
 inline constexpr size_t kInstancesPerMapMax = 256;  // candidates a placement or fleet considers
