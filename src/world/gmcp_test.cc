@@ -1,9 +1,10 @@
-// The GMCP events the zone writes (Room.Info, Char.Vitals, Char.Status, Comm.Channel) are JSON
-// that parses back to what was meant, whatever the names and text hold.
+// The JSON the world writes (the GMCP events Room.Info, Char.Vitals, Char.Status, Comm.Channel
+// and the /api/who document) parses back to what was meant, whatever names and text hold.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 
+#include "telos/world/who_json.h"
 #include "telos/world/world_host.h"
 #include "world_test_util.h"
 
@@ -88,6 +89,21 @@ TEST_F(GmcpTest, ChannelTextAndNamesFromAnywhereComeBackRepaired) {
   ASSERT_EQ(tell.size(), 1u);
   EXPECT_EQ(tell[0], (boost::json::value{
                          {"channel", "tell"}, {"from", "Zed\x01" + kFffd}, {"text", kRepaired}}));
+}
+
+TEST(WhoJsonTest, NamesAndZonesFromAnywhereComeBackRepaired) {
+  const std::string json = WhoJson({{kHostile, 7, "zone\"\xFF"}, {"Bob", 1, "lobby"}});
+  EXPECT_EQ(json.rfind("{\"count\":2,\"players\":[{\"name\":", 0), 0u) << json;
+  boost::system::error_code ec;
+  const boost::json::value parsed = boost::json::parse(json, ec);
+  ASSERT_FALSE(ec) << json;
+  const boost::json::value expected = {
+      {"count", 2},
+      {"players",
+       boost::json::array{{{"name", kRepaired}, {"level", 7}, {"zone", "zone\"" + kFffd}},
+                          {{"name", "Bob"}, {"level", 1}, {"zone", "lobby"}}}}};
+  EXPECT_EQ(parsed, expected);
+  EXPECT_EQ(WhoJson({}), "{\"count\":0,\"players\":[]}");
 }
 
 }  // namespace
