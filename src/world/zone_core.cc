@@ -2,18 +2,27 @@
 #include "zone_core.h"
 
 #include <algorithm>
+#include <boost/json.hpp>
 
 #include "telos/base/limits.h"
 #include "telos/base/log.h"
+#include "telos/base/utf8.h"
 
 namespace telos::world {
 namespace {
 
-std::string JsonString(std::string_view text) {
-  std::string out = "\"";
-  AppendJsonEscaped(out, text);
-  out += '"';
-  return out;
+namespace json = boost::json;
+
+// GMCP bodies are Boost.JSON documents. Names, channel text and content strings come from
+// players and builders: repaired to valid UTF-8 first, since the serializer copies bytes as
+// they are. Members keep the order in which they are added.
+json::string JsonText(std::string_view text) {
+  return json::string(SanitizeUtf8(text));
+}
+
+std::string ChannelJson(std::string_view channel, std::string_view from, std::string_view text) {
+  return json::serialize(json::object{
+      {"channel", JsonText(channel)}, {"from", JsonText(from)}, {"text", JsonText(text)}});
 }
 
 // "2.sword" -> (2, "sword"); "sword" -> (1, "sword").
@@ -400,6 +409,13 @@ void ZoneCore::Save(Actor& player, SaveReason reason) {
 }
 
 PlayerTransfer ZoneCore::DetachPlayer(Actor& player) {
+  if (player.answer) {
+    // The question does not travel: give the terminal its echo back before the player leaves,
+    // or it would hide what they type in the next zone.
+    player.answer = nullptr;
+    player.pending.echo = PlayerOutput::Echo::kOn;
+    Send(player, "You were moved before you answered; nothing was changed.");
+  }
   FlushPlayer(player);
   PlayerTransfer transfer;
   transfer.state = Snapshot(player);
@@ -409,13 +425,6 @@ PlayerTransfer ZoneCore::DetachPlayer(Actor& player) {
   return transfer;
 }
 
-  if (player.answer) {
-    // The question does not travel: give the terminal its echo back before the player leaves,
-    // or it would hide what they type in the next zone.
-    player.answer = nullptr;
-    player.pending.echo = PlayerOutput::Echo::kOn;
-    Send(player, "You were moved before you answered; nothing was changed.");
-  }
 Result<PlayerTransfer> ZoneCore::Freeze(const std::string& key, SaveReason reason) {
   Actor* player = FindPlayerMutable(key);
   if (player == nullptr) return Status::NotFound(key + " is not in zone " + zone_.id);
@@ -744,15 +753,16 @@ void ZoneCore::ShowRoom(Actor& actor) {
 void ZoneCore::SendRoomInfo(Actor& actor) {
   if (actor.room < 0 || !actor.is_player) return;
   RoomState& here = room(actor.room);
-  std::string json = "{\"zone\":" + JsonString(zone_.id) + ",\"id\":" + JsonString(here.def->id) +
-                     ",\"name\":" + JsonString(here.def->name) + ",\"exits\":{";
-  bool first = true;
+  json::object exits;
+  // emplace keeps a direction's first exit: the document never repeats a key.
   for (const ExitDef& exit : here.def->exits) {
-    json += (first ? "" : ",") + JsonString(exit.dir) + ":" + JsonString(exit.to.ToString());
-    first = false;
+    exits.emplace(SanitizeUtf8(exit.dir), JsonText(exit.to.ToString()));
   }
-  json += "}}";
-  SendEvent(actor, "Room.Info", std::move(json));
+  json::object info{{"zone", JsonText(zone_.id)},
+                    {"id", JsonText(here.def->id)},
+                    {"name", JsonText(here.def->name)},
+                    {"exits", std::move(exits)}};
+  SendEvent(actor, "Room.Info", json::serialize(info));
 }
 
 void ZoneCore::Prompt(Actor& actor) {
@@ -769,19 +779,21 @@ bool ZoneCore::FlushPlayer(Actor& actor) {
   if (vitals != actor.last_vitals) {
     actor.last_vitals = vitals;
     actor.pending.events.push_back(
-        {"Char.Vitals",
-         "{\"hp\":" + std::to_string(actor.hp) + ",\"maxhp\":" + std::to_string(actor.max_hp) +
-             ",\"mana\":" + std::to_string(actor.mana) + ",\"maxmana\":" +
-             std::to_string(actor.max_mana) + ",\"moves\":" + std::to_string(actor.moves) +
-             ",\"maxmoves\":" + std::to_string(actor.max_moves) + "}"});
+        {"Char.Vitals", json::serialize(json::object{{"hp", actor.hp},
+                                                     {"maxhp", actor.max_hp},
+                                                     {"mana", actor.mana},
+                                                     {"maxmana", actor.max_mana},
+                                                     {"moves", actor.moves},
+                                                     {"maxmoves", actor.max_moves}})});
   }
   const std::array<int64_t, 3> status{actor.level, actor.exp, actor.gold};
   if (status != actor.last_status) {
     actor.last_status = status;
     actor.pending.events.push_back(
-        {"Char.Status", "{\"name\":" + JsonString(actor.name) + ",\"level\":" +
-                            std::to_string(actor.level) + ",\"exp\":" + std::to_string(actor.exp) +
-                            ",\"gold\":" + std::to_string(actor.gold) + "}"});
+        {"Char.Status", json::serialize(json::object{{"name", JsonText(actor.name)},
+                                                     {"level", actor.level},
+                                                     {"exp", actor.exp},
+                                                     {"gold", actor.gold}})});
   }
   if (actor.pending.text.empty() && actor.pending.events.empty() && !actor.pending.disconnect &&
       actor.pending.echo == PlayerOutput::Echo::kUnchanged) {
@@ -834,9 +846,7 @@ void ZoneCore::DeliverTell(const std::string& from, const std::string& to_key,
   Actor* target = FindPlayerMutable(to_key);
   if (target == nullptr) return;
   Send(*target, "{m}" + from + " tells you, '" + text + "'{x}");
-  SendEvent(
-      *target, "Comm.Channel",
-      "{\"channel\":\"tell\",\"from\":" + JsonString(from) + ",\"text\":" + JsonString(text) + "}");
+  SendEvent(*target, "Comm.Channel", ChannelJson("tell", from, text));
   target->reply_to = from;
   MarkUrgent(*target);  // a message to one person goes out at once; only broadcasts wait
 }
@@ -844,13 +854,12 @@ void ZoneCore::DeliverTell(const std::string& from, const std::string& to_key,
 void ZoneCore::DeliverChannel(const std::string& channel, const std::string& from,
                               const std::string& text) {
   std::string line = "{c}[" + channel + "] " + from + ": " + text + "{x}";
-  std::string json = "{\"channel\":" + JsonString(channel) + ",\"from\":" + JsonString(from) +
-                     ",\"text\":" + JsonString(text) + "}";
+  const std::string body = ChannelJson(channel, from, text);
   for (const auto& [key, id] : players_) {
     Actor* player = FindActor(id);
     if (player == nullptr) continue;
     Send(*player, line);
-    SendEvent(*player, "Comm.Channel", json);
+    SendEvent(*player, "Comm.Channel", body);
   }
   // The speaker sees their own line at once; everyone else hears it at the pulse.
   if (Actor* speaker = FindPlayerMutable(NameKey(from))) MarkUrgent(*speaker);
