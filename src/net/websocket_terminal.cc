@@ -9,7 +9,9 @@
 
 #include "input_limiter.h"
 #include "strand_relay.h"
+#include "telos/base/utf8.h"
 #include "telos/net/text.h"
+#include "telos/net/websocket_message.h"
 
 namespace telos::net {
 namespace {
@@ -20,26 +22,37 @@ namespace http = beast::http;
 namespace websocket = beast::websocket;
 namespace json = boost::json;
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
-constexpr int kJsonDepthMax = 16;
-constexpr int64_t kWindowDimensionMax = 1000;
 constexpr int64_t kStopFlushMs = 2000;  // how long a stopping server waits on a WebSocket peer
 
+// Every frame is a Boost.JSON document, "type" first (the web client and the tests read the
+// frames in that order); text from the world or the player is sanitized before it becomes a
+// json::string, since the serializer would copy invalid UTF-8 into the frame.
 std::string Frame(std::string_view type, std::string_view key, std::string_view text) {
-  std::string out = "{\"type\":\"";
-  out += type;
-  out += "\",\"";
-  out += key;
-  out += "\":\"";
-  AppendJsonEscaped(out, text);
-  out += "\"}";
-  return out;
+  json::object frame;
+  frame.emplace("type", type);
+  frame.emplace(key, SanitizeUtf8(text));
+  return json::serialize(frame);
 }
 
-int64_t ClampDimension(const json::value* v) {
-  if (v == nullptr || !v->is_number()) return 0;
-  const double d = v->to_number<double>();
-  if (!(d > 0)) return 0;
-  return d > kWindowDimensionMax ? kWindowDimensionMax : static_cast<int64_t>(d);
+std::string EchoFrame(bool on) {
+  return json::serialize(json::object{{"type", "echo"}, {"on", on}});
+}
+
+// A GMCP event as a data frame. The body is JSON text from the world; it is parsed rather than
+// pasted in, so a malformed body (or one with invalid UTF-8, which the parser refuses) cannot
+// break the frame: it arrives as "data":null, like an empty body.
+std::string DataFrame(std::string_view package, std::string_view body) {
+  json::value data = nullptr;
+  if (!body.empty()) {
+    boost::system::error_code ec;
+    json::value parsed = json::parse(body, ec);
+    if (!ec) data = std::move(parsed);
+  }
+  json::object frame;
+  frame.emplace("type", "gmcp");
+  frame.emplace("package", SanitizeUtf8(package));
+  frame.emplace("data", std::move(data));
+  return json::serialize(frame);
 }
 
 // One WebSocket player. Its I/O runs on the stream's strand; Terminal methods hop onto it.
@@ -104,9 +117,7 @@ class WebSocketTerminal final : public Terminal,
     });
   }
   void SetEcho(bool on) override {
-    OnStrand([this, on] {
-      Queue(on ? "{\"type\":\"echo\",\"on\":true}" : "{\"type\":\"echo\",\"on\":false}");
-    });
+    OnStrand([this, on] { Queue(EchoFrame(on)); });
   }
   void Close(std::string reason) override {
     OnStrand([this, reason = std::move(reason)] {
@@ -122,15 +133,6 @@ class WebSocketTerminal final : public Terminal,
   }
 
  private:
-  static std::string DataFrame(const std::string& package, const std::string& body) {
-    std::string out = "{\"type\":\"gmcp\",\"package\":\"";
-    AppendJsonEscaped(out, package);
-    out += "\",\"data\":";
-    out += body.empty() ? "null" : body;  // the gate's own JSON
-    out += '}';
-    return out;
-  }
-
   template <typename F>
   void OnStrand(F&& f) {
     RelayKeepingAlive(*relay_, relay_lane_, ws_.get_executor(), shared_from_this(),
@@ -155,35 +157,21 @@ class WebSocketTerminal final : public Terminal,
   }
 
   void OnFrame(std::string_view text) {
-    json::parse_options opts;
-    opts.max_depth = kJsonDepthMax;
-    boost::system::error_code ec;
-    json::value v = json::parse(text, ec, {}, opts);
-    if (ec || !v.is_object()) return;  // not one of ours: ignored
-    const auto& obj = v.get_object();
-    const auto* type = obj.if_contains("type");
-    if (type == nullptr || !type->is_string() || !handler_ || closing_) return;
-    const std::string_view kind = type->get_string();
-    if (kind == "input") {
-      const auto* t = obj.if_contains("text");
-      if (t == nullptr || !t->is_string()) return;
-      OnInput(t->get_string());
-    } else if (kind == "gmcp") {
-      const auto* package = obj.if_contains("package");
-      if (package == nullptr || !package->is_string()) return;
-      const std::string name(package->get_string());
-      if (name.empty() || name.size() > limits::kGmcpPackageBytesMax) return;
-      const auto* body = obj.if_contains("data");
-      handler_->OnData(SanitizeInput(name), body ? json::serialize(*body) : std::string());
-    } else if (kind == "naws") {
-      const auto w = static_cast<uint16_t>(ClampDimension(obj.if_contains("width")));
-      const auto h = static_cast<uint16_t>(ClampDimension(obj.if_contains("height")));
-      {
+    if (!handler_ || closing_) return;
+    ClientMessage msg = DecodeClientMessage(text);
+    switch (msg.kind) {
+      case ClientMessage::Kind::kIgnored: return;  // not one of ours
+      case ClientMessage::Kind::kInput: OnInput(msg.text); return;
+      case ClientMessage::Kind::kGmcp:
+        handler_->OnData(std::move(msg.package), std::move(msg.data));
+        return;
+      case ClientMessage::Kind::kResize: {
         std::lock_guard lock(info_mu_);
-        info_.width = w;
-        info_.height = h;
+        info_.width = msg.width;
+        info_.height = msg.height;
       }
-      handler_->OnResize(w, h);
+        handler_->OnResize(msg.width, msg.height);
+        return;
     }
   }
 

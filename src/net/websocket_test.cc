@@ -3,6 +3,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/json.hpp>
 #include <thread>
 
 #include "telos/net/http_server.h"
@@ -16,13 +17,24 @@ namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
 
-// Answers lines as "you said: ...", data as "data <package> <json>", resizes as "size WxH".
+// Text no frame may carry as it is: quotes, a backslash, controls and a character cut short.
+const std::string kHostile = "q\" b\\ c\x01 esc\x1b[0m cut\xE2\x82 end\n";
+const std::string kHostileRepaired = "q\" b\\ c\x01 esc\x1b[0m cut\xEF\xBF\xBD end\n";
+
+// Answers lines as "you said: ...", data as "data <package> <json>", resizes as "size WxH";
+// "hostile" sends kHostile as text, two broken GMCP bodies, and closes with kHostile.
 class EchoHandler final : public TerminalHandler {
  public:
   explicit EchoHandler(std::shared_ptr<Terminal> t) : t_(std::move(t)) { t_->SendText("hello\n"); }
   void OnLine(std::string line, bool truncated) override {
     if (line == "secret") return t_->SetEcho(false);
     if (line == "bye") return t_->Close("farewell");
+    if (line == "hostile") {
+      t_->SendText(kHostile);
+      t_->SendData("Pkg\"\\\xFF", "{\"s\":\"bad \xC3(\"}");  // invalid UTF-8 in the body
+      t_->SendData("Bad.Body", "{not json");
+      return t_->Close(kHostile);
+    }
     t_->SendText("you said: " + line + (truncated ? " (cut)" : "") + "\n");
   }
   void OnData(std::string package, std::string json) override {
@@ -96,6 +108,26 @@ TEST_F(WebSocketTest, FramesBothWays) {
   EXPECT_EQ(Read(*ws), R"({"type":"text","text":"size 120x40\n"})");
   ws->write(asio::buffer(std::string(R"({"type":"input","text":"secret"})")));
   EXPECT_EQ(Read(*ws), R"({"type":"echo","on":false})");
+}
+
+TEST_F(WebSocketTest, HostileTextAndBodiesStillMakeValidFrames) {
+  auto ws = Connect();
+  Read(*ws);
+  ws->write(asio::buffer(std::string(R"({"type":"input","text":"hostile"})")));
+  auto parse = [](const std::string& frame) {
+    boost::system::error_code ec;
+    boost::json::value v = boost::json::parse(frame, ec);
+    EXPECT_FALSE(ec) << frame;
+    return v;
+  };
+  EXPECT_EQ(parse(Read(*ws)), (boost::json::value{{"type", "text"}, {"text", kHostileRepaired}}));
+  EXPECT_EQ(parse(Read(*ws)),
+            (boost::json::value{
+                {"type", "gmcp"}, {"package", "Pkg\"\\\xEF\xBF\xBD"}, {"data", nullptr}}));
+  EXPECT_EQ(parse(Read(*ws)),
+            (boost::json::value{{"type", "gmcp"}, {"package", "Bad.Body"}, {"data", nullptr}}));
+  EXPECT_EQ(parse(Read(*ws)),
+            (boost::json::value{{"type", "close"}, {"reason", kHostileRepaired}}));
 }
 
 TEST_F(WebSocketTest, OutlivesTheHttpHeaderDeadline) {
