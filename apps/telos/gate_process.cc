@@ -66,7 +66,7 @@ GateProcess::GateProcess(GateProcessOptions options, const world::Pack& pack,
     return net::HttpResponse::Json(200, directory::ClusterViewJson(*view));
   });
   front_.http().Handle("/api/who", [this](const net::HttpRequest&) {
-    return net::HttpResponse::Json(200, WhoJson(link_.Who()));
+    return net::HttpResponse::Json(200, WhoJson(who_ ? who_() : link_.Who()));
   });
 }
 

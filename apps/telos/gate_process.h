@@ -36,6 +36,13 @@ class GateProcess {
               std::function<std::string()> health_extra = nullptr);
 
   net::HttpServer& http() { return front_.http(); }
+  // Who /api/who lists when the world is in this process (its roster knows levels and zones);
+  // unset, the link's sessions. REQUIRES: before Start().
+  void SetWho(std::function<std::vector<world::WhoEntry>()> who) { who_ = std::move(who); }
+  // A world shard of this process, reached in memory at `endpoint`. REQUIRES: before Start().
+  void AddInProcessShard(const std::string& endpoint, rpc::InProcessPlay& shard) {
+    link_.AddInProcessShard(endpoint, shard);
+  }
   Status Start() { return front_.Start(); }
   // Tells every player, refuses logins, closes the shard streams and the listeners.
   void Stop(const std::string& message);
@@ -47,6 +54,7 @@ class GateProcess {
   gate::FleetWorldLink link_;
   gate::Gate gate_;
   FrontDoor front_;
+  std::function<std::vector<world::WhoEntry>()> who_;
   bool stopped_ = false;
 };
 

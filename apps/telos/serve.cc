@@ -1,32 +1,31 @@
 #include "serve.h"
 
 #include <boost/asio.hpp>
-#include <condition_variable>
-#include <csignal>
+#include <cstdio>
 #include <filesystem>
-#include <random>
-#include <thread>
 
+#include "gate_process.h"
+#include "telos/account/account_desk.h"
 #include "telos/account/account_service.h"
+#include "telos/auth/keys.h"
 #include "telos/base/clock.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
-#include "telos/gate/gate.h"
-#include "telos/net/admin_routes.h"
-#include "telos/net/http_server.h"
+#include "telos/bus/in_process_bus.h"
+#include "telos/directory/memory_directory.h"
 #include "telos/shard/store_ports.h"
 #include "telos/store/sqlite_store.h"
-#include "telos/world/asio_executor.h"
-#include "telos/world/mail_ping.h"
-#include "telos/world/world_host.h"
 #include "version.h"
-#include "web_files.h"
+#include "world_process.h"
 
 namespace telos::app {
 namespace {
 
 namespace asio = boost::asio;
-constexpr std::chrono::milliseconds kShutdownFlushTimeout{15000};
+// The embedded world's shard id and the endpoint its in-process gate reaches it at.
+constexpr const char* kServeShardId = "serve";
+constexpr const char* kServeEndpoint = "inproc:serve";
+constexpr int64_t kAssertionTtlMs = 12 * 3600 * 1000;
 constexpr const char* kShutdownMessage =
     "\nThe world is pausing for maintenance. Your progress is saved; please come back soon.";
 
@@ -44,6 +43,9 @@ Result<ServeSettings> ReadServeSettings(const Config& config) {
   TELOS_READ_SETTING(s.link_dead_ms, config.Int("TELOS_LINK_DEAD_MS", 0, 0, 24 * 3600 * 1000));
   TELOS_READ_SETTING(s.login_timeout_ms, config.Int("TELOS_LOGIN_TIMEOUT_MS", 0, 0, 3600 * 1000));
   TELOS_READ_SETTING(s.save_interval_ms, config.Int("TELOS_SAVE_INTERVAL_MS", 0, 0, 3600 * 1000));
+  TELOS_READ_SETTING(
+      s.checkpoint_interval_ms,
+      config.Int("TELOS_CHECKPOINT_INTERVAL_MS", s.checkpoint_interval_ms, 100, 3600 * 1000));
   TELOS_READ_SETTING(s.output_pulse_ms, config.Int("TELOS_OUTPUT_PULSE_MS", s.output_pulse_ms, 0,
                                                    limits::kOutputPulseMsMax));
   TELOS_READ_SETTING(s.password_memory_kib, config.Int("TELOS_PASSWORD_MEMORY_KIB",
@@ -79,7 +81,8 @@ int RunServe(const ServeSettings& settings, const Config& config) {
                               {"rooms", static_cast<int64_t>(shared_pack->RoomCount())},
                               {"hash", shared_pack->content_hash}});
 
-  // --- Stores.
+  // --- The embedded backends: SQLite (accounts, characters, mail, checkpoints), the in-memory
+  // directory and the in-process bus. The world and the gate are the fleet's own code on them.
   std::error_code ec;
   std::filesystem::create_directories(settings.data_dir, ec);
   if (ec) {
@@ -95,6 +98,45 @@ int RunServe(const ServeSettings& settings, const Config& config) {
     return 1;
   }
   std::unique_ptr<store::SqliteStore> db = std::move(*opened);
+  directory::MemoryDirectory directory(clock);
+  bus::InProcessBus bus(bus::InProcessBus::NewHub());
+  // Nothing outside this process verifies what these sign: a key per run is enough.
+  const auth::SigningKey assertion_key = auth::SigningKey::Generate();
+  const auth::SigningKey handoff_key = auth::SigningKey::Generate();
+
+  WorldRoleSettings world_settings;
+  world_settings.shard_id = kServeShardId;
+  world_settings.listen_address.clear();  // gates reach it in process only
+  world_settings.advertise = kServeEndpoint;
+  return RunServeParts(
+      settings,
+      ServeParts{.world = std::move(world_settings),
+                 .pack = shared_pack,
+                 .accounts = &db->accounts(),
+                 .backends = WorldBackends{.characters = &db->characters(),
+                                           .mail = &db->mail(),
+                                           .directory = &directory,
+                                           .checkpoints = &db->checkpoints(),
+                                           .store_name = "sqlite",
+                                           .store_ping = [] { return Status::Ok(); },
+                                           .directory_name = "directory",
+                                           .directory_ping = [] { return Status::Ok(); },
+                                           .bus = &bus},
+                 .assertion_key = &assertion_key,
+                 .handoff_key = &handoff_key,
+                 .mode = "embedded"},
+      clock, log, metrics);
+}
+
+int RunServeParts(const ServeSettings& settings, ServeParts parts, const Clock& clock, Logger& log,
+                  Metrics& metrics) {
+  WorldRoleSettings& world_settings = parts.world;
+  world_settings.content_dir = settings.content_dir;
+  world_settings.link_dead_ms = settings.link_dead_ms;
+  world_settings.save_interval_ms = settings.save_interval_ms;
+  world_settings.checkpoint_interval_ms = settings.checkpoint_interval_ms;
+  world_settings.output_pulse_ms = settings.output_pulse_ms;
+  world_settings.seed = settings.seed;
 
   // --- Threads: the event loop for sockets and zones, and a pool for blocking work.
   RoleThreads threads(settings.blocking_threads);
@@ -102,108 +144,64 @@ int RunServe(const ServeSettings& settings, const Config& config) {
   const BlockingRunner blocking = threads.blocking();
   threads.Run(settings.io_threads, settings.zone_threads);
 
-  // --- Accounts, persistence and the world.
-  AccountStack accounts(db->accounts(), db->characters(), settings.password_passes,
+  // --- Accounts: the login screens in process; a claim is an assertion the world verifies.
+  AccountStack accounts(*parts.accounts, *parts.backends.characters, settings.password_passes,
                         settings.password_memory_kib, clock, log, metrics, settings.account_limits);
-  shard::StorePersistence persistence(db->characters(), metrics, log);
-  persistence.Start();
-  shard::StoreMail store_mail(db->mail(), blocking);
-  world::WorldHost* pinged_host = nullptr;  // set once the host exists, before any zone runs
-  world::PingingMail mail(
-      store_mail, [&pinged_host](const std::string& to, const std::string& from) {
-        (void)pinged_host->Notify(world::NameKey(to), world::PingingMail::PingLine(from));
-      });
-  account::LocalAccountDesk desk(accounts.service);
-  shard::AccountPasswords passwords(desk, blocking);
+  account::LocalAccountDesk local_desk(accounts.service, account::ClaimMode::kVerifyOnly);
+  account::AssertingAccountDesk desk(local_desk, *parts.assertion_key, kAssertionTtlMs, clock);
+  shard::AccountPasswords passwords(local_desk, blocking);
 
-  world::ZoneDeps deps;
-  deps.clock = &clock;
-  deps.logger = &log;
-  deps.metrics = &metrics;
-  deps.persistence = &persistence;
-  deps.mail = &mail;
-  deps.passwords = &passwords;
-  deps.save_interval_ms = OrDefault(settings.save_interval_ms, limits::kCharacterSaveIntervalMs);
-  deps.output_pulse_ms = settings.output_pulse_ms;
-  const uint64_t seed =
-      settings.seed != 0 ? static_cast<uint64_t>(settings.seed) : std::random_device{}();
-  world::WorldHost host(
-      shared_pack, deps,
-      [&threads](const std::string&) { return world::MakeStrandExecutor(threads.zone_io()); },
-      seed);
-  pinged_host = &host;
-  if (Status s = host.StartAllZones(); !s.ok()) {
-    log.Error("zones did not start", {{"error", s.ToString()}});
-    persistence.Stop();
-    return 1;
-  }
+  // --- The world shard, and the gate that reaches it in memory (other shards of a fleet over
+  // gRPC), with the two listeners.
+  WorldProcess world(world_settings, parts.pack, parts.backends, parts.assertion_key->verify_key(),
+                     *parts.handoff_key, &passwords, io, threads.zone_io(), blocking, clock, log,
+                     metrics);
+  GateProcessOptions gate_options;
+  gate_options.front = settings.front;
+  gate_options.gate_id = world_settings.shard_id;
+  gate_options.gate_token = world_settings.gate_token;
+  gate_options.role = "serve";
+  gate_options.link_dead_ms = settings.link_dead_ms;
+  gate_options.login_timeout_ms = settings.login_timeout_ms;
+  GateProcess gate(
+      gate_options, *parts.pack, desk, *parts.backends.directory, io, blocking, clock, log, metrics,
+      [&world, mode = parts.mode] { return "\"mode\":\"" + mode + "\"," + world.HealthMembers(); });
+  gate.AddInProcessShard(world_settings.advertise, world.shard());
+  // Alone, the world's roster is everyone online, with levels and zones.
+  if (world_settings.listen_address.empty()) gate.SetWho([&world] { return world.Who(); });
 
-  // --- The gate and the two listeners.
-  gate::InProcessWorldLink link(host);
-  gate::GateOptions gate_options;
-  gate_options.start_room = shared_pack->start_room;
-  gate_options.link_dead_ms = OrDefault(settings.link_dead_ms, limits::kLinkDeadMs);
-  gate_options.login_timeout_ms = OrDefault(settings.login_timeout_ms, limits::kLoginTimeoutMs);
-  gate::Gate gate(gate_options, io, blocking, desk, link, &persistence, clock, log, metrics);
-
-  FrontDoor front(
-      io, settings.front, gate.TerminalFactory(),
-      [&host, &shared_pack] {
-        return std::vector<std::pair<std::string, std::string>>{
-            {"NAME", "TelosMUD"},
-            {"PLAYERS", std::to_string(host.online_count())},
-            {"CODEBASE", std::string("TelosMUD ") + kVersion},
-            {"ROOMS", std::to_string(shared_pack->RoomCount())},
-            {"ANSI", "1"},
-            {"GMCP", "1"},
-            {"MCCP", "1"},
-            {"UTF-8", "1"}};
-      },
-      clock, log, metrics);
-  net::AddAdminRoutes(front.http(), metrics, [&host, &gate] {
-    return net::HealthReport{true, "\"role\":\"serve\",\"version\":\"" + std::string(kVersion) +
-                                       "\",\"players\":" + std::to_string(host.online_count()) +
-                                       ",\"sessions\":" + std::to_string(gate.sessions()) +
-                                       ",\"zones\":" + std::to_string(host.RunningZones().size())};
-  });
-  front.http().Handle("/api/who", [&host](const net::HttpRequest&) {
-    return net::HttpResponse::Json(200, WhoJson(host.Who()));
-  });
-
-  if (Status s = front.Start(); !s.ok()) {
-    std::fprintf(stderr, "telos serve: %s\n", s.message().c_str());
-    log.Error("cannot listen", {{"error", s.ToString()}});
-    front.Stop();
-    (void)host.StopAllZones(kShutdownFlushTimeout, nullptr);
-    persistence.Stop();
-    return 1;
+  Status started = world.Start();
+  if (started.ok()) started = gate.Start();
+  if (!started.ok()) {
+    std::fprintf(stderr, "telos serve: %s\n", started.message().c_str());
+    log.Error("cannot start", {{"error", started.ToString()}});
+    gate.Stop("");
+    world.Stop();
+    threads.Join();
+    // A duplicate shard id and a diverging content pack are configuration errors.
+    return started.code() == StatusCode::kAlreadyExists ||
+                   started.code() == StatusCode::kFailedPrecondition
+               ? kExitConfigError
+               : 1;
   }
 
   // --- Run until a signal.
   StopSignal stop(io, log);
-  log.Info("ready", {{"telnet_port", static_cast<int64_t>(front.telnet_port())},
-                     {"http_port", static_cast<int64_t>(front.http_port())}});
+  log.Info("ready", {{"telnet_port", static_cast<int64_t>(gate.telnet_port())},
+                     {"http_port", static_cast<int64_t>(gate.http_port())},
+                     {"grpc_port", static_cast<int64_t>(world.grpc_port())},
+                     {"shard", world_settings.shard_id}});
   stop.Wait();
 
-  // --- Graceful stop: tell everyone, save everyone, close every socket.
-  gate.BeginShutdown(kShutdownMessage);
-  std::atomic<size_t> players_saved = 0;
-  const size_t zones_left = host.StopAllZones(
-      kShutdownFlushTimeout,
-      [&](std::vector<world::PlayerTransfer> frozen) { players_saved += frozen.size(); });
-  const bool zones_stopped = zones_left == 0;
-  if (!zones_stopped) {
-    log.Error(
-        "graceful stop incomplete: zones did not stop in time; their players may not be saved",
-        {{"zones_left", static_cast<int64_t>(zones_left)}});
-  }
-  const Status flushed = persistence.FlushAll(kShutdownFlushTimeout);
-  persistence.Stop();
-  front.Stop();
+  // --- Graceful stop: tell everyone and close the streams (characters stay in the world), then
+  // drain to a peer if there is one, stop every zone (each player is frozen and saved), flush
+  // the saves and close the sockets.
+  gate.Stop(kShutdownMessage);
+  const WorldProcess::StopReport report = world.Stop();
   threads.Join();
-  log.Info("stopped", {{"players_saved", static_cast<int64_t>(players_saved.load())},
-                       {"flushed", flushed.ok()}});
-  return flushed.ok() && zones_stopped ? 0 : 1;
+  log.Info("stopped", {{"players_saved", static_cast<int64_t>(report.players_saved)},
+                       {"flushed", report.flushed}});
+  return report.flushed && report.zones_stopped ? 0 : 1;
 }
 
 }  // namespace telos::app

@@ -6,10 +6,12 @@
 #include <string>
 
 #include "role_common.h"
+#include "telos/auth/keys.h"
 #include "telos/base/config.h"
 #include "telos/base/limits.h"
 #include "telos/base/log.h"
 #include "telos/base/status.h"
+#include "world_process.h"
 
 namespace telos::app {
 
@@ -20,9 +22,10 @@ struct ServeSettings {
   int64_t io_threads = 2;
   int64_t zone_threads = 2;  // the zones' own loop (RoleThreads::zone_io)
   int64_t blocking_threads = 4;
-  int64_t link_dead_ms = 0;                                 // 0: the default from limits.h
-  int64_t login_timeout_ms = 0;                             // 0: the default from limits.h
-  int64_t save_interval_ms = 0;                             // 0: the default from limits.h
+  int64_t link_dead_ms = 0;                 // 0: the default from limits.h
+  int64_t login_timeout_ms = 0;             // 0: the default from limits.h
+  int64_t save_interval_ms = 0;             // 0: the default from limits.h
+  int64_t checkpoint_interval_ms = 10'000;  // a playing character's checkpoint (what a crash loses)
   int64_t output_pulse_ms = limits::kOutputPulseMsDefault;  // 0: nobody's output waits
   int64_t password_memory_kib = 19 * 1024;
   int64_t password_passes = 2;
@@ -40,5 +43,22 @@ int RunServe(const ServeSettings& settings, const Config& config);
 // `serve` as one member of a fleet: a world shard, a gate and in-process accounts on Redis and
 // PostgreSQL (serve_fleet.cc).
 int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger& log);
+
+// What a serve runs on. Embedded and in a fleet, the rest is one composition (RunServeParts).
+struct ServeParts {
+  WorldRoleSettings world;  // id, listen address (empty: in process only), advertise, tokens
+  std::shared_ptr<const world::Pack> pack;
+  store::AccountStore* accounts = nullptr;
+  WorldBackends backends;
+  const auth::SigningKey* assertion_key = nullptr;  // signs logins; the world verifies them
+  const auth::SigningKey* handoff_key = nullptr;
+  std::string mode;  // "embedded" or "fleet", in /api/health
+};
+
+// The whole game in this process on `parts`: threads, the account screens, the world shard and
+// the gate that reaches it in memory, until SIGINT/SIGTERM; then the graceful stop. Returns the
+// exit code. Every pointer in `parts` outlives the call.
+int RunServeParts(const ServeSettings& settings, ServeParts parts, const Clock& clock, Logger& log,
+                  Metrics& metrics);
 
 }  // namespace telos::app

@@ -10,32 +10,20 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <boost/asio.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
-#include "gate_process.h"
 #include "role_common.h"
 #include "serve.h"
-#include "telos/account/account_desk.h"
-#include "telos/account/account_service.h"
 #include "telos/auth/documents.h"
-#include "telos/base/limits.h"
 #include "telos/shard/fleet_comms.h"
-#include "telos/shard/store_ports.h"
-#include "version.h"
 #include "world_process.h"
 
 namespace telos::app {
 namespace {
 
-namespace asio = boost::asio;
 constexpr const char* kRole = "telos serve";
-constexpr int64_t kAssertionTtlMs = 12 * 3600 * 1000;
-constexpr const char* kShutdownMessage =
-    "\nThe world is pausing for maintenance. Your progress is saved; please come back soon.";
 
 // The key at `path`, or (path empty) the one kept as <data_dir>/keys/<name>.key, made once.
 Result<auth::SigningKey> KeyFileOrKept(const std::string& path, const std::string& data_dir,
@@ -113,11 +101,6 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
     world_settings.advertise = *advertised;
     world_settings.lease_ttl_ms = *ttl;
   }
-  world_settings.content_dir = settings.content_dir;
-  world_settings.link_dead_ms = settings.link_dead_ms;
-  world_settings.save_interval_ms = settings.save_interval_ms;
-  world_settings.output_pulse_ms = settings.output_pulse_ms;
-  world_settings.seed = settings.seed;
   auto pool = config.String("TELOS_ZONE_POOL", "");
   auto signing_path = config.String("TELOS_SIGNING_KEY_FILE", "");
   auto handoff_path = config.String("TELOS_HANDOFF_KEY_FILE", "");
@@ -190,52 +173,23 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
     return kExitConfigError;
   }
 
-  RoleThreads threads(settings.blocking_threads);
-  asio::io_context& io = threads.io();
-  const BlockingRunner blocking = threads.blocking();
-  threads.Run(settings.io_threads, settings.zone_threads);
-
-  AccountStack accounts(db->accounts(), db->characters(), settings.password_passes,
-                        settings.password_memory_kib, clock, log, metrics, settings.account_limits);
-  account::LocalAccountDesk local_desk(accounts.service, account::ClaimMode::kVerifyOnly);
-  account::AssertingAccountDesk desk(local_desk, *signing_key, kAssertionTtlMs, clock);
-  shard::AccountPasswords passwords(local_desk, blocking);
-
-  WorldProcess world(world_settings, shared_pack, *db, directory, checkpoints->get(),
-                     signing_key->verify_key(), *handoff_key, &passwords, io, threads.zone_io(),
-                     blocking, clock, log, metrics, [&directory] { return directory.Ping(); });
-  GateProcessOptions gate_options;
-  gate_options.front = settings.front;
-  gate_options.gate_id = world_settings.shard_id;
-  gate_options.gate_token = world_settings.gate_token;
-  gate_options.role = "serve";
-  gate_options.link_dead_ms = settings.link_dead_ms;
-  gate_options.login_timeout_ms = settings.login_timeout_ms;
-  GateProcess gate(gate_options, *shared_pack, desk, directory, io, blocking, clock, log, metrics,
-                   [&world] { return "\"mode\":\"fleet\"," + world.HealthMembers(); });
-
-  Status started = world.Start();
-  if (started.ok()) started = gate.Start();
-  if (!started.ok()) {
-    std::fprintf(stderr, "%s: %s\n", kRole, started.message().c_str());
-    gate.Stop("");
-    world.Stop();
-    threads.Join();
-    return started.code() == StatusCode::kAlreadyExists ? kExitConfigError : 1;
-  }
-
-  StopSignal stop(io, log);
-  log.Info("ready", {{"telnet_port", static_cast<int64_t>(gate.telnet_port())},
-                     {"http_port", static_cast<int64_t>(gate.http_port())},
-                     {"grpc_port", static_cast<int64_t>(world.grpc_port())},
-                     {"shard", world_settings.shard_id}});
-  stop.Wait();
-
-  gate.Stop(kShutdownMessage);
-  world.Stop();
-  threads.Join();
-  log.Info("stopped");
-  return 0;
+  return RunServeParts(settings,
+                       ServeParts{.world = std::move(world_settings),
+                                  .pack = shared_pack,
+                                  .accounts = &db->accounts(),
+                                  .backends = WorldBackends{
+                                      .characters = &db->characters(),
+                                      .mail = &db->mail(),
+                                      .directory = &directory,
+                                      .checkpoints = checkpoints->get(),
+                                      .store_name = "postgres",
+                                      .store_ping = [&db] { return db->Ping(); },
+                                      .directory_name = "redis",
+                                      .directory_ping = [&directory] { return directory.Ping(); }},
+                                  .assertion_key = &*signing_key,
+                                  .handoff_key = &*handoff_key,
+                                  .mode = "fleet"},
+                       clock, log, metrics);
 }
 
 }  // namespace telos::app

@@ -7,6 +7,7 @@
 
 #include "role_common.h"
 #include "telos/base/limits.h"
+#include "telos/base/utf8.h"
 #include "telos/bus/nats_bus.h"
 #include "telos/directory/cluster_view.h"
 #include "telos/rpc/channels.h"
@@ -104,15 +105,35 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
                            boost::asio::io_context& io, boost::asio::io_context& zone_io,
                            BlockingRunner blocking, const Clock& clock, Logger& log,
                            Metrics& metrics, std::function<Status()> redis_ping)
+    : WorldProcess(settings, std::move(pack),
+                   WorldBackends{.characters = &db.characters(),
+                                 .mail = &db.mail(),
+                                 .directory = &directory,
+                                 .checkpoints = checkpoints,
+                                 .store_name = "postgres",
+                                 .store_ping = [&db] { return db.Ping(); },
+                                 .directory_name = "redis",
+                                 .directory_ping = std::move(redis_ping)},
+                   assertion_key, handoff_key, passwords, io, zone_io, std::move(blocking), clock,
+                   log, metrics) {}
+
+WorldProcess::WorldProcess(const WorldRoleSettings& settings,
+                           std::shared_ptr<const world::Pack> pack, WorldBackends backends,
+                           const auth::VerifyKey& assertion_key,
+                           const auth::SigningKey& handoff_key, world::PasswordPort* passwords,
+                           boost::asio::io_context& io, boost::asio::io_context& zone_io,
+                           BlockingRunner blocking, const Clock& clock, Logger& log,
+                           Metrics& metrics)
     : settings_(settings),
+      backends_(std::move(backends)),
       pack_(std::move(pack)),
-      directory_(directory),
+      directory_(*backends_.directory),
       clock_(clock),
       log_(log),
       pool_(ResolveZonePool(settings, *pack_).value_or(std::vector<std::string>{})),
       no_passwords_(std::make_unique<NoPasswords>()),
-      persistence_(db.characters(), metrics, log),
-      store_mail_(db.mail(), blocking),
+      persistence_(*backends_.characters, metrics, log),
+      store_mail_(*backends_.mail, blocking),
       mail_(store_mail_,
             [this](const std::string& to, const std::string& from) {
               if (comms_ != nullptr) {
@@ -123,44 +144,47 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
             }),
       host_(
           pack_,
-          MakeDeps(
-              clock, log, metrics, persistence_, mail_,
-              passwords != nullptr ? *passwords : *no_passwords_,
-              checkpoints != nullptr ? settings.checkpoint_interval_ms : settings.save_interval_ms,
-              settings.output_pulse_ms),
+          MakeDeps(clock, log, metrics, persistence_, mail_,
+                   passwords != nullptr ? *passwords : *no_passwords_,
+                   backends_.checkpoints != nullptr ? settings.checkpoint_interval_ms
+                                                    : settings.save_interval_ms,
+                   settings.output_pulse_ms),
           [&zone_io](const std::string&) { return world::MakeStrandExecutor(zone_io); },
           SeedOf(settings)),
-      shard_(ShardOptions(settings, *pack_), host_, directory, db.characters(), persistence_,
+      shard_(ShardOptions(settings, *pack_), host_, directory_, *backends_.characters, persistence_,
              assertion_key, handoff_key, io, blocking, clock, log, metrics),
       tenure_(shard::ZoneTenureDeps{.host = &host_,
                                     .persistence = &persistence_,
-                                    .characters = &db.characters(),
+                                    .characters = backends_.characters,
                                     .log = &log,
                                     .shard_id = settings.shard_id,
-                                    .store_up = [this] { return health_.up("postgres"); },
+                                    .store_up = [this] { return health_.up(backends_.store_name); },
                                     .evacuate =
                                         [this](std::vector<world::PlayerTransfer> players) {
                                           shard_.Evacuate(std::move(players));
                                         }}),
-      keeper_(KeeperOptions(settings, pool_), directory, tenure_, clock, log, metrics),
+      keeper_(KeeperOptions(settings, pool_), directory_, tenure_, clock, log, metrics),
       drain_(shard::ShardDrainOptions{.shard_id = settings.shard_id,
                                       .lobby_zone = pack_->start_room.zone,
                                       .lease_ttl_ms = settings.lease_ttl_ms,
                                       .deadline_ms = kDrainDeadlineMs},
-             directory, keeper_, host_, shard_, clock, log, metrics),
+             directory_, keeper_, host_, shard_, clock, log, metrics),
       health_(log, metrics) {
   host_.SetFleetHooks(&shard_);
   persistence_.SetShard(settings.shard_id);
   persistence_.OnOwnerFenced([this](const std::string& name_key) { shard_.EvictStale(name_key); });
-  health_.Declare("redis", "single-shard mode");
-  health_.Declare("postgres", "new characters are ephemeral; saves wait");
-  health_.AddProbe("redis", std::move(redis_ping));
-  health_.AddProbe("postgres", [&db] { return db.Ping(); });
-  // Without Redis no handoff can move a placement: exits to other shards are sealed meanwhile.
+  health_.Declare(backends_.directory_name, "single-shard mode");
+  health_.Declare(backends_.store_name, "new characters are ephemeral; saves wait");
+  health_.AddProbe(backends_.directory_name, backends_.directory_ping);
+  health_.AddProbe(backends_.store_name, backends_.store_ping);
+  // Without the directory no handoff can move a placement: exits to other shards are sealed
+  // meanwhile.
   health_.OnChange([this](const std::string& name, bool up) {
-    if (name == "redis") shard_.SetSealed(!up);
+    if (name == backends_.directory_name) shard_.SetSealed(!up);
   });
-  if (!settings.nats_url.empty()) {
+  if (backends_.bus != nullptr) {
+    StartComms(*backends_.bus, io, blocking, log, metrics);
+  } else if (!settings.nats_url.empty()) {
     health_.Declare("nats", "tells, channels and mail pings across shards disabled");
     auto connected =
         bus::NatsBus::Connect(bus::NatsBusOptions{.url = settings.nats_url,
@@ -168,15 +192,9 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
                                                   .credentials = settings.nats_credentials},
                               log);
     if (connected.ok()) {
-      bus_ = std::move(*connected);
-      bus_->OnConnectionChange([this](bool up) { health_.Report("nats", up); });
-      shard::FleetCommsOptions comms_options;
-      comms_options.shard_id = settings.shard_id;
-      comms_options.subject_prefix = settings.subject_prefix;
-      comms_ = std::make_unique<shard::FleetComms>(comms_options, *bus_, directory, host_, io,
-                                                   blocking, log, metrics);
-      host_.SetRemoteComms(comms_.get());
-      shard_.SetComms(comms_.get());
+      nats_ = std::move(*connected);
+      nats_->OnConnectionChange([this](bool up) { health_.Report("nats", up); });
+      StartComms(*nats_, io, blocking, log, metrics);
     } else {
       connect_error_ = connected.status();
     }
@@ -185,13 +203,13 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
   }
   shard_.SetAdopter(
       [this](const std::string& zone, uint64_t epoch) { return keeper_.Adopt(zone, epoch); });
-  if (checkpoints != nullptr) {
+  if (backends_.checkpoints != nullptr) {
     // The durability ladder: checkpoints every checkpoint_interval_ms, rows every
     // save_interval_ms; a load plays the freshest of the two.
     persistence_.EnableCheckpoints(
-        *checkpoints, clock, OrDefault(settings.save_interval_ms, limits::kCharacterSaveIntervalMs),
-        metrics);
-    shard_.SetCheckpoints(checkpoints);
+        *backends_.checkpoints, clock,
+        OrDefault(settings.save_interval_ms, limits::kCharacterSaveIntervalMs), metrics);
+    shard_.SetCheckpoints(backends_.checkpoints);
   }
   keeper_.SetOccupancySource([this] {
     std::map<std::string, int64_t> counts;
@@ -200,6 +218,17 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
     for (const auto& [zone, players] : counts) zones.push_back({zone, players});
     return zones;
   });
+}
+
+void WorldProcess::StartComms(bus::Bus& bus, boost::asio::io_context& io, BlockingRunner blocking,
+                              Logger& log, Metrics& metrics) {
+  shard::FleetCommsOptions comms_options;
+  comms_options.shard_id = settings_.shard_id;
+  comms_options.subject_prefix = settings_.subject_prefix;
+  comms_ = std::make_unique<shard::FleetComms>(comms_options, bus, directory_, host_, io,
+                                               std::move(blocking), log, metrics);
+  host_.SetRemoteComms(comms_.get());
+  shard_.SetComms(comms_.get());
 }
 
 WorldProcess::~WorldProcess() {
@@ -212,24 +241,26 @@ Status WorldProcess::Start() {
   }
   persistence_.Start();
   started_ = true;
-  if (bus_ != nullptr) health_.Report("nats", bus_->connected());
+  if (nats_ != nullptr) health_.Report("nats", nats_->connected());
   health_.Start(kProbeInterval);
   if (comms_ != nullptr) {
     if (Status s = comms_->Start(); !s.ok()) return s;
   }
   if (Status s = host_.StartZone(pack_->start_room.zone); !s.ok()) return s;
 
-  grpc::ServerBuilder builder;
-  rpc::ConfigureServer(builder);
-  int bound_port = 0;
-  builder.AddListeningPort(settings_.listen_address, grpc::InsecureServerCredentials(),
-                           &bound_port);
-  builder.RegisterService(&shard_);
-  server_ = builder.BuildAndStart();
-  if (!server_ || bound_port == 0) {
-    return Status::Unavailable("cannot listen on TELOS_WORLD_LISTEN=" + settings_.listen_address);
+  if (!settings_.listen_address.empty()) {
+    grpc::ServerBuilder builder;
+    rpc::ConfigureServer(builder);
+    int bound_port = 0;
+    builder.AddListeningPort(settings_.listen_address, grpc::InsecureServerCredentials(),
+                             &bound_port);
+    builder.RegisterService(&shard_);
+    server_ = builder.BuildAndStart();
+    if (!server_ || bound_port == 0) {
+      return Status::Unavailable("cannot listen on TELOS_WORLD_LISTEN=" + settings_.listen_address);
+    }
+    grpc_port_ = static_cast<uint16_t>(bound_port);
   }
-  grpc_port_ = static_cast<uint16_t>(bound_port);
 
   // Worlds of one fleet must run the same content: a handoff between different packs would
   // put players in rooms that do not exist, or mean something else.
@@ -253,21 +284,28 @@ Status WorldProcess::Start() {
   return Status::Ok();
 }
 
-void WorldProcess::Stop() {
-  if (stopped_ || !started_) return;
+WorldProcess::StopReport WorldProcess::Stop() {
+  StopReport report;
+  if (stopped_ || !started_) return report;
   stopped_ = true;
   if (grpc_port_ != 0) (void)drain_.Run();
   shard_.Stop();
   keeper_.Stop(false);
+  std::atomic<size_t> frozen_players = 0;
   const size_t zones_left = host_.StopAllZones(
-      kStopTimeout,
-      [this](std::vector<world::PlayerTransfer> frozen) { shard_.Evacuate(std::move(frozen)); });
+      kStopTimeout, [this, &frozen_players](std::vector<world::PlayerTransfer> frozen) {
+        frozen_players += frozen.size();
+        shard_.Evacuate(std::move(frozen));
+      });
+  report.zones_stopped = zones_left == 0;
+  report.players_saved = frozen_players.load();
   if (zones_left != 0) {
     log_.Error("zones did not stop in time; their players may not be saved",
                {{"zones_left", static_cast<int64_t>(zones_left)}});
   }
   persistence_.SubmitHeld();  // single-shard mode's held saves: the zone fence judges them
   if (Status flushed = persistence_.FlushAll(kStopTimeout); !flushed.ok()) {
+    report.flushed = false;
     log_.Error("saves not flushed at stop", {{"error", flushed.ToString()}});
   }
   if (comms_ != nullptr) comms_->Stop();
@@ -275,6 +313,7 @@ void WorldProcess::Stop() {
   keeper_.Stop(true);  // only now may a peer claim the zones
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   persistence_.Stop();
+  return report;
 }
 
 void WorldProcess::AddRoutes(net::HttpServer& http) {
@@ -282,7 +321,7 @@ void WorldProcess::AddRoutes(net::HttpServer& http) {
   for (const auto& zone : pack_->zones) all_zones.push_back(zone.id);
   http.Handle("/api/cluster", [this, all_zones](const net::HttpRequest&) {
     auto view = directory::ReadClusterView(directory_, all_zones, "world", settings_.shard_id);
-    if (!view.ok()) return net::HttpResponse::Json(503, "{\"error\":\"directory unavailable\"}");
+    if (!view.ok()) return DirectoryUnavailable();
     return net::HttpResponse::Json(200, directory::ClusterViewJson(*view));
   });
   http.Handle("/api/who", [this](const net::HttpRequest&) {
@@ -291,11 +330,16 @@ void WorldProcess::AddRoutes(net::HttpServer& http) {
 }
 
 std::string WorldProcess::HealthMembers() const {
-  return "\"shard\":\"" + settings_.shard_id +
-         "\",\"players\":" + std::to_string(host_.online_count()) +
-         ",\"zones\":" + std::to_string(host_.RunningZones().size()) +
-         ",\"standby\":" + (keeper_.standby() ? "true" : "false") +
-         ",\"gates\":" + std::to_string(shard_.streams()) + "," + health_.JsonMembers();
+  boost::json::object members{{"shard", SanitizeUtf8(settings_.shard_id)},
+                              {"players", host_.online_count()},
+                              {"zones", host_.RunningZones().size()},
+                              {"standby", keeper_.standby()},
+                              {"gates", shard_.streams()}};
+  health_.AddHealthMembers(members);
+  // Still text, the members without the braces, because serve_fleet.cc splices it into its
+  // own; built by the library, so it is valid whatever the shard id holds.
+  const std::string whole = boost::json::serialize(members);
+  return whole.substr(1, whole.size() - 2);
 }
 
 }  // namespace telos::app

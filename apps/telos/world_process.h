@@ -37,12 +37,34 @@
 
 namespace telos::app {
 
+// What a world shard runs on: PostgreSQL, Redis and NATS in a fleet; SQLite, the in-memory
+// directory and the in-process bus in `telos serve`. The shard's code is the same on both.
+struct WorldBackends {
+  store::CharacterStore* characters = nullptr;
+  store::MailStore* mail = nullptr;
+  directory::Directory* directory = nullptr;
+  store::CheckpointStore* checkpoints = nullptr;  // null: rows only (every save writes the row)
+  // The degradation ladder's names and probes for the store and the directory ("postgres",
+  // "redis" in a fleet; "sqlite", "memory" embedded).
+  std::string store_name = "postgres";
+  std::function<Status()> store_ping;
+  std::string directory_name = "redis";
+  std::function<Status()> directory_ping;
+  // The bus for comms across shards. Null: NATS at settings.nats_url, or none when unset.
+  bus::Bus* bus = nullptr;
+};
+
 class WorldProcess {
  public:
-  // `passwords` may be null (in-game password changes refused). Every reference must outlive
-  // this object.
-  // `checkpoints` may be null (rows only: every periodic save writes the row). `redis_ping`
-  // probes the directory's server for the degradation ladder.
+  // `passwords` may be null (in-game password changes refused). Every reference and pointer
+  // must outlive this object. An empty settings.listen_address serves no gRPC: gates reach the
+  // shard in process only (shard()), at the endpoint settings.advertise names.
+  WorldProcess(const WorldRoleSettings& settings, std::shared_ptr<const world::Pack> pack,
+               WorldBackends backends, const auth::VerifyKey& assertion_key,
+               const auth::SigningKey& handoff_key, world::PasswordPort* passwords,
+               boost::asio::io_context& io, boost::asio::io_context& zone_io,
+               BlockingRunner blocking, const Clock& clock, Logger& log, Metrics& metrics);
+  // A fleet world on PostgreSQL and Redis (`redis_ping` probes the directory's server).
   WorldProcess(const WorldRoleSettings& settings, std::shared_ptr<const world::Pack> pack,
                store::PostgresStore& db, directory::Directory& directory,
                store::CheckpointStore* checkpoints, const auth::VerifyKey& assertion_key,
@@ -54,19 +76,33 @@ class WorldProcess {
 
   // AlreadyExists: the shard id is live elsewhere; Unavailable: cannot listen or reach Redis.
   Status Start();
-  void Stop();
+  // What a stop did: players frozen (each one saved on the way out), whether every zone
+  // stopped in time and every save was written.
+  struct StopReport {
+    size_t players_saved = 0;
+    bool zones_stopped = true;
+    bool flushed = true;
+  };
+  StopReport Stop();
 
   // /api/cluster and /api/who. REQUIRES: before the server starts.
   void AddRoutes(net::HttpServer& http);
   // `"key":value` members for /api/health.
   std::string HealthMembers() const;
   uint16_t grpc_port() const { return grpc_port_; }
+  // The shard, for gates in this process (FleetWorldLink::AddInProcessShard).
+  rpc::InProcessPlay& shard() { return shard_; }
   size_t online_count() const { return host_.online_count(); }
+  std::vector<world::WhoEntry> Who() const { return host_.Who(); }
 
  private:
   class NoPasswords;
+  // Tells, channels and mail pings across shards over `bus`.
+  void StartComms(bus::Bus& bus, boost::asio::io_context& io, BlockingRunner blocking, Logger& log,
+                  Metrics& metrics);
 
   const WorldRoleSettings settings_;
+  const WorldBackends backends_;
   std::shared_ptr<const world::Pack> pack_;
   directory::Directory& directory_;
   const Clock& clock_;
@@ -86,7 +122,7 @@ class WorldProcess {
   shard::ShardDrain drain_;
   // Which of Redis, PostgreSQL and NATS answer, and the degraded mode while one does not.
   DependencyHealth health_;
-  std::unique_ptr<bus::Bus> bus_;  // null without TELOS_NATS
+  std::unique_ptr<bus::Bus> nats_;  // null without TELOS_NATS (or with backends_.bus)
   std::unique_ptr<shard::FleetComms> comms_;
   std::unique_ptr<grpc::Server> server_;
   uint16_t grpc_port_ = 0;

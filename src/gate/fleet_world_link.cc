@@ -2,37 +2,56 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <deque>
 
 #include "telos/rpc/channels.h"
+#include "telos/rpc/in_process_play.h"
 #include "telos/v1/fleet.grpc.pb.h"
 #include "telos/world/character_state.h"
 
 namespace telos::gate {
 namespace asio = boost::asio;
 
-// The client end of one Play stream. Writes are queued and go out one at a time. A hold keeps
-// the reactor alive while writes may still start from other threads; it is released once the
-// stream has ended and no write is in flight (see the gRPC callback API's AddHold contract).
-class ShardStream final
-    : public grpc::ClientBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame>,
-      public std::enable_shared_from_this<ShardStream> {
+// The gate's end of one Play stream to one shard, over gRPC or in memory: the link sees only
+// this. Frames written before Begin() wait and go out after the hello, in order.
+class ShardStream {
+ public:
+  virtual ~ShardStream() = default;
+  virtual const std::string& endpoint() const = 0;
+  virtual void Begin(const std::string& gate_id) = 0;
+  // False once the stream has ended.
+  virtual bool Write(telos::v1::GateFrame frame) = 0;
+  virtual bool alive() const = 0;
+  // Ends the stream; the link hears OnStreamDone once it is over.
+  virtual void Cancel() = 0;
+};
+
+namespace {
+
+// The client end of one gRPC Play stream. Writes are queued and go out one at a time. A hold
+// keeps the reactor alive while writes may still start from other threads; it is released once
+// the stream has ended and no write is in flight (see the gRPC callback API's AddHold contract).
+class GrpcShardStream final
+    : public ShardStream,
+      public grpc::ClientBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame>,
+      public std::enable_shared_from_this<GrpcShardStream> {
  public:
   // `stub` is owned by the link and outlives every stream (a channel is never torn down from
   // inside one of its own callbacks).
   // `gate_token` goes out with the call (empty: none).
-  ShardStream(FleetWorldLink& link, std::string endpoint, telos::v1::World::Stub& stub,
-              const std::string& gate_token)
+  GrpcShardStream(FleetWorldLink& link, std::string endpoint, telos::v1::World::Stub& stub,
+                  const std::string& gate_token)
       : link_(link), endpoint_(std::move(endpoint)), stub_(stub) {
     rpc::AddCallerToken(context_, gate_token);  // metadata is set before the call starts
   }
 
-  const std::string& endpoint() const { return endpoint_; }
+  const std::string& endpoint() const override { return endpoint_; }
 
   // The stream is visible to other sessions as soon as the link has it, possibly before this
   // runs: frames they write meanwhile wait in the queue (a write on a reactor not yet bound to
   // its call is undefined), and go out after the hello.
-  void Begin(const std::string& gate_id) {
+  void Begin(const std::string& gate_id) override {
     self_ = shared_from_this();
     stub_.async()->Play(&context_, this);
     StartRead(&in_);
@@ -51,8 +70,7 @@ class ShardStream final
     StartWrite(&current_);
   }
 
-  // False once the stream has ended.
-  bool Write(telos::v1::GateFrame frame) {
+  bool Write(telos::v1::GateFrame frame) override {
     std::unique_lock lock(mu_);
     if (closed_) return false;
     queue_.push_back(std::move(frame));
@@ -65,12 +83,12 @@ class ShardStream final
     return true;
   }
 
-  bool alive() const {
+  bool alive() const override {
     std::lock_guard lock(mu_);
     return !closed_;
   }
 
-  void Cancel() { context_.TryCancel(); }
+  void Cancel() override { context_.TryCancel(); }
 
   void OnReadDone(bool ok) override {
     if (!ok) {
@@ -133,10 +151,99 @@ class ShardStream final
   bool writing_ = false;                    // guarded by mu_
   bool closed_ = false;                     // guarded by mu_
   bool released_ = false;                   // guarded by mu_
-  std::shared_ptr<ShardStream> self_;       // alive until OnDone
+  std::shared_ptr<GrpcShardStream> self_;   // alive until OnDone
 };
 
-namespace {
+// The gate's end of an in-process Play stream (telos/rpc/in_process_play.h): frames to the
+// shard are posted in order on a strand of their own; frames from it arrive on the shard's.
+class InProcessShardStream final : public ShardStream,
+                                   public rpc::PlayGateEnd,
+                                   public std::enable_shared_from_this<InProcessShardStream> {
+ public:
+  InProcessShardStream(FleetWorldLink& link, std::string endpoint, rpc::InProcessPlay& shard,
+                       asio::io_context& io)
+      : link_(link),
+        endpoint_(std::move(endpoint)),
+        shard_(shard),
+        strand_(asio::make_strand(io)) {}
+
+  const std::string& endpoint() const override { return endpoint_; }
+
+  void Begin(const std::string& gate_id) override {
+    std::shared_ptr<rpc::PlayShardEnd> end = shard_.OpenPlay(shared_from_this());
+    telos::v1::GateFrame hello;
+    hello.mutable_hello()->set_gate_id(gate_id);
+    std::lock_guard lock(mu_);
+    if (closed_) return;
+    shard_end_ = std::move(end);
+    begun_ = true;
+    PostLocked(std::move(hello));
+    for (auto& frame : queue_) PostLocked(std::move(frame));
+    queue_.clear();
+  }
+
+  bool Write(telos::v1::GateFrame frame) override {
+    std::lock_guard lock(mu_);
+    if (closed_) return false;
+    if (!begun_) {
+      queue_.push_back(std::move(frame));
+    } else {
+      PostLocked(std::move(frame));
+    }
+    return true;
+  }
+
+  bool alive() const override {
+    std::lock_guard lock(mu_);
+    return !closed_;
+  }
+
+  void Cancel() override {
+    std::lock_guard lock(mu_);
+    if (closed_ || cancelled_ || !begun_) return;
+    cancelled_ = true;
+    asio::post(strand_, [self = shared_from_this()] {
+      if (auto end = self->ShardEnd()) end->OnGateGone();
+    });
+  }
+
+  // rpc::PlayGateEnd
+  void OnShardFrame(telos::v1::ShardFrame& frame) override {
+    link_.OnShardFrame(shared_from_this(), frame);
+  }
+  void OnShardGone() override {
+    {
+      std::lock_guard lock(mu_);
+      closed_ = true;
+      shard_end_.reset();
+      queue_.clear();
+    }
+    link_.OnStreamDone(shared_from_this());
+  }
+
+ private:
+  // Frames posted in order on the strand; one posted after the shard's end is gone is dropped.
+  void PostLocked(telos::v1::GateFrame frame) {
+    asio::post(strand_, [self = shared_from_this(), frame = std::move(frame)] {
+      if (auto end = self->ShardEnd()) end->OnGateFrame(frame);
+    });
+  }
+  std::shared_ptr<rpc::PlayShardEnd> ShardEnd() {
+    std::lock_guard lock(mu_);
+    return shard_end_;
+  }
+
+  FleetWorldLink& link_;
+  const std::string endpoint_;
+  rpc::InProcessPlay& shard_;
+  asio::strand<asio::io_context::executor_type> strand_;
+  mutable std::mutex mu_;
+  std::shared_ptr<rpc::PlayShardEnd> shard_end_;  // guarded by mu_; reset at OnShardGone
+  std::deque<telos::v1::GateFrame> queue_;        // guarded by mu_; written before Begin
+  bool begun_ = false;                            // guarded by mu_
+  bool cancelled_ = false;                        // guarded by mu_
+  bool closed_ = false;                           // guarded by mu_
+};
 
 world::PlayerOutput Lines(std::vector<std::string> lines, bool disconnect = false) {
   world::PlayerOutput out;
@@ -194,6 +301,11 @@ void FleetWorldLink::Stop() {
     log_.Error("shard streams did not end in time",
                {{"streams", static_cast<int64_t>(live_streams_)}});
   }
+}
+
+void FleetWorldLink::AddInProcessShard(const std::string& endpoint, rpc::InProcessPlay& shard) {
+  std::lock_guard lock(mu_);
+  in_process_[endpoint] = &shard;
 }
 
 std::vector<std::string> FleetWorldLink::ConnectedShards() const {
@@ -390,9 +502,13 @@ std::shared_ptr<ShardStream> FleetWorldLink::StreamTo(const std::string& endpoin
     if (stopped_) return nullptr;
     auto it = streams_.find(endpoint);
     if (it != streams_.end() && it->second->alive()) return it->second;
-    auto& stub = stubs_[endpoint];
-    if (!stub) stub = telos::v1::World::NewStub(rpc::MakeChannel(endpoint));
-    stream = std::make_shared<ShardStream>(*this, endpoint, *stub, options_.gate_token);
+    if (auto local = in_process_.find(endpoint); local != in_process_.end()) {
+      stream = std::make_shared<InProcessShardStream>(*this, endpoint, *local->second, io_);
+    } else {
+      auto& stub = stubs_[endpoint];
+      if (!stub) stub = telos::v1::World::NewStub(rpc::MakeChannel(endpoint));
+      stream = std::make_shared<GrpcShardStream>(*this, endpoint, *stub, options_.gate_token);
+    }
     streams_[endpoint] = stream;
     ++live_streams_;
   }
@@ -474,7 +590,7 @@ size_t FleetWorldLink::online_count() const {
 }
 
 void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
-                                  const telos::v1::ShardFrame& frame) {
+                                  telos::v1::ShardFrame& frame) {
   // Replies first: an Attached answer must be seen before the output that follows it.
   for (const auto& attached : frame.attached()) {
     const uint64_t id = attached.session();
@@ -538,14 +654,16 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
     }
     Fail(id, "The world could not take you in: " + attached.message());
   }
-  for (const auto& output : frame.outputs()) {
-    std::shared_ptr<world::PlayerSink> sink;
-    {
-      std::lock_guard lock(mu_);
+  // Outputs: every session looked up under one hold of the lock, delivered outside it.
+  std::vector<std::pair<std::shared_ptr<world::PlayerSink>, telos::v1::Output*>> deliveries;
+  deliveries.reserve(static_cast<size_t>(frame.outputs_size()));
+  {
+    std::lock_guard lock(mu_);
+    for (auto& output : *frame.mutable_outputs()) {
       auto it = sessions_.find(output.session());
       if (it == sessions_.end()) continue;
-      sink = it->second.sink;
       Session& session = it->second;
+      deliveries.emplace_back(session.sink, &output);
       if (session.state == State::kAttached && session.stream && session.stream != stream &&
           !output.disconnect()) {
         // The character's new shard bound this session on its own stream ahead of the old
@@ -559,12 +677,16 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
         sessions_.erase(it);
       }
     }
+  }
+  for (auto& [sink, output] : deliveries) {
     world::PlayerOutput out;
-    out.text = output.text();
-    for (const auto& event : output.events()) out.events.push_back({event.name(), event.json()});
-    out.disconnect = output.disconnect();
-    if (output.echo() == telos::v1::Output::ECHO_OFF) out.echo = world::PlayerOutput::Echo::kOff;
-    if (output.echo() == telos::v1::Output::ECHO_ON) out.echo = world::PlayerOutput::Echo::kOn;
+    out.text = std::move(*output->mutable_text());
+    for (auto& event : *output->mutable_events()) {
+      out.events.push_back({std::move(*event.mutable_name()), std::move(*event.mutable_json())});
+    }
+    out.disconnect = output->disconnect();
+    if (output->echo() == telos::v1::Output::ECHO_OFF) out.echo = world::PlayerOutput::Echo::kOff;
+    if (output->echo() == telos::v1::Output::ECHO_ON) out.echo = world::PlayerOutput::Echo::kOn;
     sink->Deliver(std::move(out));
   }
   for (const auto& redirect : frame.redirects()) {

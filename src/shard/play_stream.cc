@@ -1,5 +1,7 @@
 #include "play_stream.h"
 
+#include <boost/asio/post.hpp>
+
 namespace telos::shard {
 
 void AppendOutput(telos::v1::ShardFrame& frame, uint64_t session,
@@ -32,7 +34,7 @@ size_t ApproxBytes(const world::PlayerOutput& output) {
 bool StreamHandle::Send(size_t approx_bytes,
                         const std::function<void(telos::v1::ShardFrame&)>& add) {
   std::unique_lock lock(mu_);
-  if (reactor_ == nullptr || finished_ || reads_ended_) return false;
+  if (wire_ == nullptr || finished_ || reads_ended_) return false;
   if (pending_outputs_ >= kPendingOutputsMax || pending_bytes_ + approx_bytes > kPendingBytesMax) {
     // The gate is far behind: shed this output rather than grow a frame past the message
     // limit (which would end the whole stream, every session on it).
@@ -52,11 +54,11 @@ void StreamHandle::StartWriteLocked(std::unique_lock<std::mutex>& lock) {
   pending_outputs_ = 0;
   pending_bytes_ = 0;
   writing_ = true;
-  PlayReactor* reactor = reactor_;
+  PlayWire* wire = wire_;
   lock.unlock();
-  // The reactor cannot finish while this write is outstanding, and writing_frame_ is not
+  // The wire cannot finish while this write is outstanding, and writing_frame_ is not
   // touched again until WriteDone.
-  reactor->StartWrite(&writing_frame_);
+  wire->WriteFrame(&writing_frame_);
 }
 
 void StreamHandle::WriteDone(bool ok) {
@@ -73,10 +75,10 @@ void StreamHandle::WriteDone(bool ok) {
   }
   if (reads_ended_ && !finished_) {
     finished_ = true;
-    PlayReactor* reactor = reactor_;
+    PlayWire* wire = wire_;
     const grpc::Status status = finish_status_;
     lock.unlock();
-    reactor->Finish(status);
+    wire->End(status);
   }
 }
 
@@ -85,15 +87,15 @@ void StreamHandle::ReadsEnded() {
   reads_ended_ = true;
   if (writing_ || finished_) return;
   finished_ = true;
-  PlayReactor* reactor = reactor_;
+  PlayWire* wire = wire_;
   const grpc::Status status = finish_status_;
   lock.unlock();
-  reactor->Finish(status);
+  wire->End(status);
 }
 
 void StreamHandle::Refuse(grpc::Status status) {
   std::unique_lock lock(mu_);
-  if (refused_ || finished_ || reactor_ == nullptr) return;
+  if (refused_ || finished_ || wire_ == nullptr) return;
   refused_ = true;
   finish_status_ = std::move(status);
   // Ending the reads here makes Send refuse further output and alive() false; a write in
@@ -104,10 +106,10 @@ void StreamHandle::Refuse(grpc::Status status) {
   pending_bytes_ = 0;
   if (writing_) return;
   finished_ = true;
-  PlayReactor* reactor = reactor_;
+  PlayWire* wire = wire_;
   const grpc::Status finish = finish_status_;
   lock.unlock();
-  reactor->Finish(finish);
+  wire->End(finish);
 }
 
 bool StreamHandle::refused() const {
@@ -117,12 +119,12 @@ bool StreamHandle::refused() const {
 
 void StreamHandle::Done() {
   std::lock_guard lock(mu_);
-  reactor_ = nullptr;
+  wire_ = nullptr;
 }
 
 bool StreamHandle::alive() const {
   std::lock_guard lock(mu_);
-  return reactor_ != nullptr && !reads_ended_;
+  return wire_ != nullptr && !reads_ended_;
 }
 
 void StreamHandle::set_gate_id(std::string id) {
@@ -189,6 +191,47 @@ void PlayReactor::OnDone() {
   handle_->Done();
   shard_.OnStreamGone(handle_);
   delete this;
+}
+
+// ------------------------------------------------------------------ InProcessPlayWire
+
+InProcessPlayWire::InProcessPlayWire(WorldShard& shard, std::shared_ptr<rpc::PlayGateEnd> gate,
+                                     boost::asio::io_context& io, prometheus::Counter* dropped)
+    : shard_(shard),
+      dropped_(dropped),
+      strand_(boost::asio::make_strand(io)),
+      gate_(std::move(gate)) {}
+
+void InProcessPlayWire::Open() {
+  handle_ = std::make_shared<StreamHandle>(this, dropped_);
+}
+
+void InProcessPlayWire::WriteFrame(const telos::v1::ShardFrame* frame) {
+  // The frame stays the handle's, untouched, until WriteDone: the gate may take its strings.
+  boost::asio::post(strand_, [self = shared_from_this(), frame] {
+    self->gate_->OnShardFrame(*const_cast<telos::v1::ShardFrame*>(frame));
+    self->handle_->WriteDone(true);
+  });
+}
+
+void InProcessPlayWire::End(grpc::Status) {
+  boost::asio::post(strand_, [self = shared_from_this()] {
+    self->handle_->Done();
+    self->shard_.OnStreamGone(self->handle_);
+    // Dropping the gate's end here, and the gate dropping ours at OnShardGone, ends the cycle.
+    std::shared_ptr<rpc::PlayGateEnd> gate = std::move(self->gate_);
+    gate->OnShardGone();
+  });
+}
+
+void InProcessPlayWire::OnGateFrame(const telos::v1::GateFrame& frame) {
+  // Called on the gate's strand, in order. A refused or ended stream reads nothing more.
+  if (handle_->refused() || !handle_->alive()) return;
+  shard_.OnFrame(handle_, frame);
+}
+
+void InProcessPlayWire::OnGateGone() {
+  handle_->ReadsEnded();
 }
 
 // ------------------------------------------------------------------ SessionSink

@@ -1,10 +1,11 @@
 // The server end of one gate's Play stream, and the PlayerSink that binds a character to one
 // session on such a stream. Private to the shard module.
 //
-// StreamHandle outlives the gRPC reactor (sinks hold it weakly); once the reactor is done the
-// handle drops further output. Output is coalesced: frames added while a write is in flight are
-// merged into the next write. The pending frame is bounded (kPendingOutputsMax); a gate that
-// cannot keep up loses output beyond it, counted, rather than growing the shard's memory.
+// StreamHandle outlives the wire that carries it (a gRPC reactor, or an in-process wire; sinks
+// hold the handle weakly); once the wire is done the handle drops further output. Output is
+// coalesced: frames added while a write is in flight are merged into the next write. The pending
+// frame is bounded (kPendingOutputsMax); a gate that cannot keep up loses output beyond it,
+// counted, rather than growing the shard's memory.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +16,12 @@
 #include <set>
 #include <string>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
+
 #include "telos/base/limits.h"
 #include "telos/base/metrics.h"
+#include "telos/rpc/in_process_play.h"
 #include "telos/shard/world_shard.h"
 #include "telos/v1/fleet.grpc.pb.h"
 #include "telos/world/ports.h"
@@ -27,13 +32,20 @@ inline constexpr size_t kPendingOutputsMax = limits::kPlayStreamPendingOutputsMa
 inline constexpr size_t kPendingBytesMax = limits::kPlayStreamPendingBytesMax;
 inline constexpr size_t kBufferedOutputsMax = limits::kPlayStreamBufferedOutputsMax;
 
-class PlayReactor;
+// What carries one stream's frames: the gRPC reactor, or an in-process wire. StreamHandle calls
+// WriteFrame with at most one frame outstanding (the wire answers with StreamHandle::WriteDone)
+// and End once (the wire answers with Done, after which the shard hears OnStreamGone).
+class PlayWire {
+ public:
+  virtual ~PlayWire() = default;
+  virtual void WriteFrame(const telos::v1::ShardFrame* frame) = 0;
+  virtual void End(grpc::Status status) = 0;
+};
 
 class StreamHandle : public std::enable_shared_from_this<StreamHandle> {
  public:
   // `dropped` (may be null) counts output shed for a gate that is too far behind.
-  StreamHandle(PlayReactor* reactor, prometheus::Counter* dropped)
-      : reactor_(reactor), dropped_(dropped) {}
+  StreamHandle(PlayWire* wire, prometheus::Counter* dropped) : wire_(wire), dropped_(dropped) {}
 
   // Adds to the next frame (about `approx_bytes` of it) and starts a write if none is in
   // flight. False once the stream ended, or when the frame is full (the output is shed).
@@ -56,7 +68,7 @@ class StreamHandle : public std::enable_shared_from_this<StreamHandle> {
   // Whether Refuse() was called: the reactor must not start another read.
   bool refused() const;
 
-  // Reactor side.
+  // Wire side.
   void WriteDone(bool ok);
   void ReadsEnded();
   void Done();
@@ -65,7 +77,7 @@ class StreamHandle : public std::enable_shared_from_this<StreamHandle> {
   void StartWriteLocked(std::unique_lock<std::mutex>& lock);
 
   mutable std::mutex mu_;
-  PlayReactor* reactor_;  // null once done
+  PlayWire* wire_;  // null once done
   prometheus::Counter* const dropped_;
   std::string gate_id_;
   std::map<uint64_t, std::string> sessions_;  // session -> character name key
@@ -81,12 +93,15 @@ class StreamHandle : public std::enable_shared_from_this<StreamHandle> {
 };
 
 class PlayReactor final
-    : public grpc::ServerBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame> {
+    : public grpc::ServerBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame>,
+      public PlayWire {
  public:
   PlayReactor(WorldShard& shard, prometheus::Counter* dropped);
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
   void OnDone() override;
+  void WriteFrame(const telos::v1::ShardFrame* frame) override { StartWrite(frame); }
+  void End(grpc::Status status) override { Finish(std::move(status)); }
 
  private:
   WorldShard& shard_;
@@ -101,6 +116,33 @@ class RefusedPlay final
  public:
   explicit RefusedPlay(grpc::Status status) { Finish(std::move(status)); }
   void OnDone() override { delete this; }
+};
+
+// The shard's end of an in-process Play stream (telos/rpc/in_process_play.h): the same
+// StreamHandle as over gRPC, with frames handed to the gate's end on a strand instead of written
+// to a socket. The gate's frames arrive through OnGateFrame in the gate's order.
+class InProcessPlayWire final : public PlayWire,
+                                public rpc::PlayShardEnd,
+                                public std::enable_shared_from_this<InProcessPlayWire> {
+ public:
+  InProcessPlayWire(WorldShard& shard, std::shared_ptr<rpc::PlayGateEnd> gate,
+                    boost::asio::io_context& io, prometheus::Counter* dropped);
+  // Creates the handle (the wire and the handle refer to each other until Done).
+  void Open();
+
+  // PlayWire
+  void WriteFrame(const telos::v1::ShardFrame* frame) override;
+  void End(grpc::Status status) override;
+  // rpc::PlayShardEnd
+  void OnGateFrame(const telos::v1::GateFrame& frame) override;
+  void OnGateGone() override;
+
+ private:
+  WorldShard& shard_;
+  prometheus::Counter* const dropped_;
+  boost::asio::strand<boost::asio::io_context::executor_type> strand_;
+  std::shared_ptr<StreamHandle> handle_;    // set by Open, before either side calls in
+  std::shared_ptr<rpc::PlayGateEnd> gate_;  // touched on strand_ only; dropped at End
 };
 
 // A character's output channel on this shard: bound to (stream, session) while a gate holds

@@ -214,6 +214,12 @@ grpc::ServerBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame>* WorldShard
   return new PlayReactor(*this, &outputs_dropped_);
 }
 
+std::shared_ptr<rpc::PlayShardEnd> WorldShard::OpenPlay(std::shared_ptr<rpc::PlayGateEnd> gate) {
+  auto wire = std::make_shared<InProcessPlayWire>(*this, std::move(gate), io_, &outputs_dropped_);
+  wire->Open();
+  return wire;
+}
+
 grpc::Status WorldShard::Authorize(const grpc::CallbackServerContext& context, const char* method,
                                    const std::string& expected,
                                    const std::string& other_role) const {

@@ -35,6 +35,7 @@
 #include "telos/base/clock.h"
 #include "telos/directory/memory_directory.h"
 #include "telos/rpc/channels.h"
+#include "telos/rpc/in_process_play.h"
 #include "telos/rpc/status_mapping.h"
 #include "telos/shard/store_ports.h"
 #include "telos/store/sqlite_store.h"
@@ -651,6 +652,92 @@ TEST_F(WorldShardTest, LoginAttachPlaysAndDetachSavesAndTombstones) {
     auto p = PlacementOf("alice");
     return p && p->shard.empty() && p->zone == "lobby" && p->epoch >= 1;
   })) << "the placement was not tombstoned";
+}
+
+// The gate's end of an in-process Play stream, as `telos serve`'s gate holds it: every frame
+// the shard hands over is kept, and the test waits on what it needs.
+class InProcessGate final : public rpc::PlayGateEnd {
+ public:
+  void OnShardFrame(telos::v1::ShardFrame& frame) override {
+    std::lock_guard lock(mu_);
+    for (const auto& a : frame.attached()) attached_.push_back(a);
+    for (const auto& out : frame.outputs()) text_ += out.text();
+    for (const auto& r : frame.removed()) removed_.push_back(r.session());
+  }
+  void OnShardGone() override {
+    std::lock_guard lock(mu_);
+    ++gone_;
+  }
+  std::vector<telos::v1::Attached> attached() const {
+    std::lock_guard lock(mu_);
+    return attached_;
+  }
+  std::string text() const {
+    std::lock_guard lock(mu_);
+    return text_;
+  }
+  std::vector<uint64_t> removed() const {
+    std::lock_guard lock(mu_);
+    return removed_;
+  }
+  int gone() const {
+    std::lock_guard lock(mu_);
+    return gone_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<telos::v1::Attached> attached_;
+  std::string text_;
+  std::vector<uint64_t> removed_;
+  int gone_ = 0;
+};
+
+// `telos serve` runs this shard with its gate in the same process: the very Play stream logic,
+// carried in memory. A login attaches, plays, and a detach saves and tombstones as over gRPC;
+// ending the stream from the gate's side ends it once from the shard's.
+TEST_F(WorldShardTest, AGateInTheSameProcessPlaysOverAnInProcessStream) {
+  Node& a = StartNode({"a", {"lobby", "town"}});
+  const int64_t account = CreateAccount("alice");
+  CreateCharacter(account, "Alice", "lobby:atrium");
+  auto gate = std::make_shared<InProcessGate>();
+  std::shared_ptr<rpc::PlayShardEnd> shard = a.shard->OpenPlay(gate);
+  telos::v1::GateFrame frame;
+  frame.mutable_hello()->set_gate_id("serve");
+  shard->OnGateFrame(frame);
+  frame.Clear();
+  frame.mutable_attach()->set_session(1);
+  frame.mutable_attach()->set_assertion(Assertion(account, "Alice"));
+  shard->OnGateFrame(frame);
+  ASSERT_TRUE(Eventually([&] { return !gate->attached().empty(); }));
+  EXPECT_EQ(gate->attached()[0].code(), kCodeOk) << gate->attached()[0].message();
+  EXPECT_TRUE(Eventually([&] {
+    return gate->text().find("The Atrium of Arrivals") != std::string::npos;
+  })) << gate->text();
+  EXPECT_EQ(a.shard->streams(), 1u);
+
+  frame.Clear();
+  frame.mutable_input()->set_session(1);
+  frame.mutable_input()->set_line("look north");
+  shard->OnGateFrame(frame);
+  EXPECT_TRUE(Eventually([&] {
+    return gate->text().find("opens on the Hall of Maps") != std::string::npos;
+  })) << gate->text();
+
+  frame.Clear();
+  frame.mutable_detach()->set_session(1);
+  shard->OnGateFrame(frame);
+  ASSERT_TRUE(Eventually([&] { return !gate->removed().empty(); }));
+  EXPECT_EQ(gate->removed(), std::vector<uint64_t>{1});
+  EXPECT_EQ(a.host->ZoneOf("alice"), std::nullopt);
+  EXPECT_TRUE(Eventually([&] {
+    auto p = PlacementOf("alice");
+    return p && p->shard.empty() && p->zone == "lobby";
+  })) << "the placement was not tombstoned";
+
+  shard->OnGateGone();
+  ASSERT_TRUE(Eventually([&] { return gate->gone() == 1; }));
+  EXPECT_TRUE(Eventually([&] { return a.shard->streams() == 0; }));
 }
 
 // ------------------------------------------------------------------ refused attaches

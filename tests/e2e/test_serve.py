@@ -4,9 +4,11 @@ Each test plays as a person would: it creates an account and a character, walks,
 fights and quits over telnet or WebSocket, and checks what the server says back. Settings come
 from TELOS_BINARY (the built binary) and TELOS_REPO (the checkout, for content/ and web/)."""
 
+import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -190,8 +192,6 @@ class ServeTest(unittest.TestCase):
         server.wait_metric("telos_gate_link_dead", lambda v: v == 0)
         self.assertEqual(server.metric("telos_gate_players"), 0)
 
-    def test_http_api_and_web_client(self):
-        server = self.start_server()
     def test_password_changes_on_hidden_prompts_and_never_reaches_the_logs(self):
         # Debug logging: the most the server ever writes about a session.
         server = self.start_server(TELOS_LOG_LEVEL="debug")
@@ -265,6 +265,8 @@ class ServeTest(unittest.TestCase):
         for secret in (PASSWORD, fresh):
             self.assertNotIn(secret, written)
 
+    def test_http_api_and_web_client(self):
+        server = self.start_server()
         c = Telnet(server.telnet_port)
         self.addCleanup(c.close)
         new_player(c, "apiuser", "Watcher")
@@ -312,6 +314,51 @@ class ServeTest(unittest.TestCase):
         self.addCleanup(c.close)
         log_in(c, "stopper")
         c.expect("The North Gate")
+
+    def test_serve_runs_the_fleet_world_on_embedded_backends(self):
+        """One shard leases every zone from the in-memory directory and writes through the zone
+        fence and the checkpoint ladder into SQLite, as a fleet world does on Redis and
+        PostgreSQL."""
+        server = self.start_server(TELOS_CHECKPOINT_INTERVAL_MS=200)
+        c = Telnet(server.telnet_port)
+        self.addCleanup(c.close)
+        new_player(c, "embedded", "Ledger")
+        walk(c, TO_TOWN)
+        c.expect("The North Gate")
+
+        status, body = server.http_get("/api/cluster")
+        self.assertEqual(status, 200, body)
+        cluster = json.loads(body)
+        shards = {s["id"]: s for s in cluster["shards"]}
+        self.assertEqual(list(shards), ["serve"])
+        self.assertEqual(shards["serve"]["endpoint"], "inproc:serve")
+        owners = {z["zone"]: z["owner"] for z in cluster["zones"]}
+        self.assertIn("town", owners)
+        for zone, owner in owners.items():
+            if zone == "lobby":
+                continue  # every shard runs its own lobby, unleased
+            self.assertIsNotNone(owner, zone)
+            self.assertEqual(owner["shard"], "serve", zone)
+            self.assertGreaterEqual(owner["epoch"], 1, zone)
+
+        db = os.path.join(server.data_dir, "telos.db")
+
+        def rows(query):
+            con = sqlite3.connect("file:" + db + "?mode=ro", uri=True, timeout=5)
+            try:
+                return con.execute(query).fetchall()
+            finally:
+                con.close()
+
+        # Each leased zone's tenure raised its fence in the store before the zone ran.
+        fences = dict(rows("SELECT zone_id, lease_epoch FROM zone_fences"))
+        self.assertEqual(fences.get("town"), owners["town"]["epoch"])
+        # The character playing in town is checkpointed (the durability ladder), stamped with
+        # the zone it stands in.
+        deadline = time.monotonic() + 20
+        while not rows("SELECT 1 FROM checkpoints WHERE name_key = 'ledger' AND zone_id = 'town'"):
+            self.assertLess(time.monotonic(), deadline, "no checkpoint of a playing character")
+            time.sleep(0.1)
 
     def test_kill9_loses_at_most_one_save_interval(self):
         server = self.start_server(TELOS_SAVE_INTERVAL_MS=500)

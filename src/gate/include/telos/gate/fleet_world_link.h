@@ -44,6 +44,7 @@
 #include "telos/base/metrics.h"
 #include "telos/directory/directory.h"
 #include "telos/gate/world_link.h"
+#include "telos/rpc/in_process_play.h"
 
 #include "telos/v1/fleet.grpc.pb.h"
 
@@ -85,8 +86,13 @@ class FleetWorldLink final : public WorldLink {
   // Shards with an open stream (endpoints).
   std::vector<std::string> ConnectedShards() const;
 
-  // Stream callbacks (gRPC threads).
-  void OnShardFrame(const std::shared_ptr<ShardStream>& stream, const telos::v1::ShardFrame& frame);
+  // A world shard in this process, reached at `endpoint` in memory instead of over gRPC (the
+  // endpoint it registers in the directory). REQUIRES: before the first Enter().
+  void AddInProcessShard(const std::string& endpoint, rpc::InProcessPlay& shard);
+
+  // Stream callbacks (gRPC threads, or the in-process shard's strand). The frame's strings may
+  // be taken.
+  void OnShardFrame(const std::shared_ptr<ShardStream>& stream, telos::v1::ShardFrame& frame);
   void OnStreamDone(const std::shared_ptr<ShardStream>& stream);
 
  private:
@@ -139,9 +145,10 @@ class FleetWorldLink final : public WorldLink {
   std::map<std::string, uint64_t> by_name_;                      // guarded by mu_
   std::map<std::string, std::shared_ptr<ShardStream>> streams_;  // guarded by mu_; by endpoint
   std::map<std::string, std::unique_ptr<telos::v1::World::Stub>> stubs_;  // guarded by mu_
-  size_t live_streams_ = 0;                                               // guarded by mu_
-  std::vector<directory::ShardInfo> last_shards_;                         // guarded by mu_
-  std::map<std::string, directory::ZoneOwner> last_owners_;               // guarded by mu_; by zone
+  std::map<std::string, rpc::InProcessPlay*> in_process_;    // by endpoint; fixed before Enter
+  size_t live_streams_ = 0;                                  // guarded by mu_
+  std::vector<directory::ShardInfo> last_shards_;            // guarded by mu_
+  std::map<std::string, directory::ZoneOwner> last_owners_;  // guarded by mu_; by zone
   // The shard each character's placement named when last read (for routing without Redis);
   // forgotten wholesale past kLastResidentMax names.
   static constexpr size_t kLastResidentMax = limits::kFleetLinkLastResidentNamesMax;

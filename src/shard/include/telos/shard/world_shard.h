@@ -49,9 +49,10 @@
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
 #include "telos/directory/directory.h"
+#include "telos/rpc/in_process_play.h"
 #include "telos/shard/fleet_comms.h"
-#include "telos/shard/placement_writer.h"
 #include "telos/shard/shard_drain.h"
+#include "telos/shard/placement_writer.h"
 #include "telos/shard/store_ports.h"
 #include "telos/store/character_store.h"
 #include "telos/store/checkpoint_store.h"
@@ -83,6 +84,7 @@ class SessionSink;
 
 class WorldShard final : public world::FleetHooks,
                          public DrainHandOver,
+                         public rpc::InProcessPlay,
                          public telos::v1::World::CallbackService {
  public:
   WorldShard(WorldShardOptions options, world::WorldHost& host, directory::Directory& directory,
@@ -118,6 +120,9 @@ class WorldShard final : public world::FleetHooks,
   // telos::v1::World
   grpc::ServerBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame>* Play(
       grpc::CallbackServerContext* context) override;
+  // rpc::InProcessPlay: a Play stream from a gate in this process (telos serve). The same
+  // stream logic as Play, without a socket; a caller in the process needs no token.
+  std::shared_ptr<rpc::PlayShardEnd> OpenPlay(std::shared_ptr<rpc::PlayGateEnd> gate) override;
   grpc::ServerUnaryReactor* Handoff(grpc::CallbackServerContext* context,
                                     const telos::v1::SignedBlob* request,
                                     telos::v1::HandoffReply* reply) override;
