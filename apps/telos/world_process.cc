@@ -321,7 +321,7 @@ void WorldProcess::AddRoutes(net::HttpServer& http) {
   for (const auto& zone : pack_->zones) all_zones.push_back(zone.id);
   http.Handle("/api/cluster", [this, all_zones](const net::HttpRequest&) {
     auto view = directory::ReadClusterView(directory_, all_zones, "world", settings_.shard_id);
-    if (!view.ok()) return DirectoryUnavailable();
+    if (!view.ok()) return net::HttpResponse::Json(503, "{\"error\":\"directory unavailable\"}");
     return net::HttpResponse::Json(200, directory::ClusterViewJson(*view));
   });
   http.Handle("/api/who", [this](const net::HttpRequest&) {
