@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "telos/base/limits.h"
+#include "telos/world/who_json.h"
 #include "web_files.h"
 
 namespace telos::app {
@@ -273,16 +274,7 @@ Result<std::string> AdvertisedAddress(const std::string& listen, const std::stri
 }
 
 std::string WhoJson(const std::vector<world::WhoEntry>& who) {
-  std::string out = "{\"count\":" + std::to_string(who.size()) + ",\"players\":[";
-  for (size_t i = 0; i < who.size(); ++i) {
-    if (i != 0) out += ',';
-    out += "{\"name\":\"";
-    AppendJsonEscaped(out, who[i].name);
-    out += "\",\"level\":" + std::to_string(who[i].level) + ",\"zone\":\"";
-    AppendJsonEscaped(out, who[i].zone);
-    out += "\"}";
-  }
-  return out + "]}";
+  return world::WhoJson(who);
 }
 
 StopSignal::StopSignal(boost::asio::io_context& io, Logger& log) : signals_(io, SIGINT, SIGTERM) {

@@ -1,5 +1,6 @@
 #include "world_process.h"
 
+#include <boost/json.hpp>
 #include <random>
 #include <set>
 
@@ -321,7 +322,10 @@ void WorldProcess::AddRoutes(net::HttpServer& http) {
   for (const auto& zone : pack_->zones) all_zones.push_back(zone.id);
   http.Handle("/api/cluster", [this, all_zones](const net::HttpRequest&) {
     auto view = directory::ReadClusterView(directory_, all_zones, "world", settings_.shard_id);
-    if (!view.ok()) return net::HttpResponse::Json(503, "{\"error\":\"directory unavailable\"}");
+    if (!view.ok()) {
+      return net::HttpResponse::Json(
+          503, boost::json::serialize(boost::json::object{{"error", "directory unavailable"}}));
+    }
     return net::HttpResponse::Json(200, directory::ClusterViewJson(*view));
   });
   http.Handle("/api/who", [this](const net::HttpRequest&) {

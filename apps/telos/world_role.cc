@@ -209,8 +209,12 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
   http_options.port = settings.http_port;
   net::HttpServer http(io, http_options, log);
   net::AddAdminRoutes(http, metrics, [&world] {
-    return net::HealthReport{true, "\"role\":\"world\",\"version\":\"" + std::string(kVersion) +
-                                       "\"," + world.HealthMembers()};
+    boost::json::object members{{"role", "world"}, {"version", kVersion}};
+    // Transitional: WorldProcess still hands its members over as text (serve_fleet.cc reads it).
+    for (auto& member : net::ParseLegacyHealthMembers(world.HealthMembers())) {
+      members.emplace(member.key(), std::move(member.value()));
+    }
+    return net::HealthReport{true, std::move(members)};
   });
   world.AddRoutes(http);
 
