@@ -111,11 +111,4 @@ void DependencyHealth::AddHealthMembers(boost::json::object& out) const {
   out["degraded"] = std::move(degraded);
 }
 
-std::string DependencyHealth::JsonMembers() const {
-  boost::json::object members;
-  AddHealthMembers(members);
-  const std::string whole = boost::json::serialize(members);
-  return whole.substr(1, whole.size() - 2);  // the members without the object's braces
-}
-
 }  // namespace telos

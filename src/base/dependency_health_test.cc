@@ -54,13 +54,12 @@ TEST_F(DependencyHealthTest, ListenersSeeEveryChangeAndOnlyChanges) {
   EXPECT_EQ(seen[1], std::make_pair(std::string("nats"), true));
 }
 
-TEST_F(DependencyHealthTest, JsonMembersNameEachStateAndTheDegradedModes) {
+TEST_F(DependencyHealthTest, HealthMembersNameEachStateAndTheDegradedModes) {
   health_.Declare("redis", "single-shard mode");
   health_.Declare("postgres", "new characters are ephemeral");
   health_.Report("postgres", false);
   boost::json::object value;
   health_.AddHealthMembers(value);
-  EXPECT_EQ(boost::json::parse("{" + health_.JsonMembers() + "}").as_object(), value);
   EXPECT_EQ(value["dependencies"].as_object()["redis"].as_string(), "up");
   EXPECT_EQ(value["dependencies"].as_object()["postgres"].as_string(), "down");
   ASSERT_EQ(value["degraded"].as_array().size(), 1u);

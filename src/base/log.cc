@@ -107,11 +107,6 @@ Result<LogLevel> LogLevelFromConfig(const Config& config) {
   return level;
 }
 
-void AppendJsonEscaped(std::string& out, std::string_view text) {
-  const std::string quoted = json::serialize(JsonText(text));
-  out.append(quoted, 1, quoted.size() - 2);
-}
-
 std::string FormatLogLine(std::string_view ts, LogLevel level, std::string_view role,
                           std::string_view msg, LogFields fields) {
   json::object line;

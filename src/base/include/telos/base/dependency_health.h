@@ -64,9 +64,6 @@ class DependencyHealth {
   // Sets "dependencies" ({"redis":"up","nats":"down"}) and "degraded" (["single-shard mode"])
   // in `out`, the /api/health object.
   void AddHealthMembers(boost::json::object& out) const;
-  // The same members serialized without the object's braces. Transitional, for callers that
-  // still build the health document as text.
-  std::string JsonMembers() const;
 
  private:
   struct Entry {

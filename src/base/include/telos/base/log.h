@@ -94,9 +94,4 @@ class Logger {
 std::string FormatLogLine(std::string_view ts, LogLevel level, std::string_view role,
                           std::string_view msg, LogFields fields);
 
-// Appends `text` to `out` as the inside of a JSON string (no surrounding quotes), invalid UTF-8
-// repaired as SanitizeUtf8 does. Transitional: builders that still concatenate JSON use it
-// until they build a boost::json document instead.
-void AppendJsonEscaped(std::string& out, std::string_view text);
-
 }  // namespace telos
