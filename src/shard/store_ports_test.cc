@@ -3,19 +3,26 @@
 // interval, quit and freeze write it at once, and a load prefers a fresher checkpoint. Also the
 // degradation ladder: ephemeral characters are never written, and a zone in single-shard mode
 // has its saves held back, then written (ReleaseZone) or discarded (DropZone).
+// Also the shard's other writer to a store, PlacementWriter, on a MemoryDirectory.
 #include "telos/shard/store_ports.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "telos/base/clock.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
+#include "telos/directory/forwarding_directory.h"
+#include "telos/directory/memory_directory.h"
+#include "telos/shard/placement_writer.h"
 #include "telos/store/sqlite_store.h"
 #include "telos/world/character_state.h"
 
@@ -299,6 +306,82 @@ TEST_F(DurabilityLadderTest, AReleasedHeldSaveDoesNotOverwriteANewerRowFromAnoth
   FlushAll();
   EXPECT_EQ(RowRoom(), "atrium") << "the held (older) town save overwrote the newer row";
   EXPECT_EQ(RowVersion(), newer);
+}
+
+// PlacementWriter on a MemoryDirectory under a ManualClock: its merge rule and its retries.
+
+// Fails the next `failures_left_` registrations with Unavailable (a directory that is down).
+class FlakyDirectory : public directory::ForwardingDirectory {
+ public:
+  using ForwardingDirectory::ForwardingDirectory;
+  Status RegisterPlacement(std::string_view player, const directory::Placement& p) override {
+    ++registrations_;
+    if (failures_left_ > 0) {
+      --failures_left_;
+      return Status::Unavailable("directory down");
+    }
+    return ForwardingDirectory::RegisterPlacement(player, p);
+  }
+  std::atomic<int> failures_left_{0};
+  std::atomic<int> registrations_{0};
+};
+
+// Polls (real time) until `done` holds or ten seconds pass.
+bool Eventually(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+class PlacementWriterTest : public ::testing::Test {
+ protected:
+  std::optional<directory::Placement> Lookup(const std::string& player) {
+    auto found = memory_.LookupPlacement(player);
+    return found.ok() ? *found : std::nullopt;
+  }
+
+  ManualClock clock_;
+  directory::MemoryDirectory memory_{clock_};
+  FlakyDirectory directory_{memory_};
+  Logger log_{"test", LogLevel::kError};
+  Metrics metrics_;
+};
+
+TEST_F(PlacementWriterTest, ATombstoneNamingNoZoneKeepsTheZoneOfTheRegistrationItReplaces) {
+  ASSERT_TRUE(memory_.RegisterPlacement("ada", {"lobby", 1, "n1", "shard-a"}).ok());
+  PlacementWriter writer(directory_, log_, metrics_, clock_);
+  // She walked into the town and logged out before the registration was written: the two
+  // coalesce into one tombstone, which must still record the town.
+  writer.Register("ada", {"town", 1, "n1", "shard-a"});
+  writer.Tombstone("ada", "shard-a", 1, "n1", "");
+  EXPECT_EQ(writer.pending(), 1u);
+  writer.Start();
+  writer.Stop(60'000);
+  EXPECT_EQ(writer.pending(), 0u);
+  EXPECT_EQ(directory_.registrations_.load(), 0);  // coalesced: only the tombstone was written
+  const auto stored = Lookup("ada");
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->zone, "town");
+  EXPECT_EQ(stored->shard, "");
+}
+
+TEST_F(PlacementWriterTest, AFailedRegistrationIsRetriedOnceTheClockHasPassedThePause) {
+  directory_.failures_left_ = 1;
+  PlacementWriter writer(directory_, log_, metrics_, clock_);
+  writer.Start();
+  writer.Register("ada", {"town", 1, "n1", "shard-a"});
+  ASSERT_TRUE(Eventually([&] { return directory_.registrations_.load() == 1; }));
+  EXPECT_FALSE(Lookup("ada").has_value());
+  EXPECT_EQ(writer.pending(), 1u);  // kept for a retry
+  clock_.Advance(std::chrono::milliseconds(limits::kPlacementWriteRetryBackoffMs));
+  ASSERT_TRUE(Eventually([&] { return writer.pending() == 0; }));
+  EXPECT_EQ(directory_.registrations_.load(), 2);
+  ASSERT_TRUE(Lookup("ada").has_value());
+  EXPECT_EQ(Lookup("ada")->zone, "town");
+  writer.Stop(0);
 }
 }  // namespace
 }  // namespace telos::shard
