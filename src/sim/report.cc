@@ -9,6 +9,7 @@
 #include <boost/json.hpp>
 
 #include "telos/base/assert.h"
+#include "telos/base/utf8.h"
 
 namespace telos::sim {
 namespace {
@@ -93,18 +94,31 @@ double LargestFinite(const std::vector<HistogramBucket>& buckets, size_t below) 
   return 0;
 }
 
+// Boost.JSON writes a non-finite double as a bare Infinity or NaN, which no JSON reader takes:
+// such a figure (a rate over an empty window) is null.
+json::value Real(double v) {
+  return std::isfinite(v) ? json::value(v) : json::value(nullptr);
+}
+
 json::value Optional(const std::optional<double>& v) {
-  return v ? json::value(*v) : json::value(nullptr);
+  return v ? Real(*v) : json::value(nullptr);
+}
+
+// Targets, zone names and scrape errors come from the command line and the server: repaired to
+// valid UTF-8, since the serializer copies bytes as they are.
+json::string Text(std::string_view text) {
+  return json::string(SanitizeUtf8(text));
 }
 
 json::object LatencyJson(const LatencySummary& s) {
-  return json::object{{"count", s.count},   {"p50_ms", s.p50_ms}, {"p95_ms", s.p95_ms},
-                      {"p99_ms", s.p99_ms}, {"max_ms", s.max_ms}, {"mean_ms", s.mean_ms}};
+  return json::object{{"count", s.count},         {"p50_ms", Real(s.p50_ms)},
+                      {"p95_ms", Real(s.p95_ms)}, {"p99_ms", Real(s.p99_ms)},
+                      {"max_ms", Real(s.max_ms)}, {"mean_ms", Real(s.mean_ms)}};
 }
 
 json::object CountsJson(const std::map<std::string, int64_t>& counts) {
   json::object out;
-  for (const auto& [k, v] : counts) out[k] = v;
+  for (const auto& [k, v] : counts) out[SanitizeUtf8(k)] = v;
   return out;
 }
 
@@ -242,11 +256,13 @@ std::optional<ProcessSample> ParseProcStat(std::string_view line) {
 
 std::string ReportToJson(const Report& r) {
   json::array targets;
-  for (const auto& t : r.targets) targets.emplace_back(t);
+  for (const auto& t : r.targets) targets.emplace_back(Text(t));
   json::object by_zone;
-  for (const auto& [zone, players] : r.server.occupancy_by_zone) by_zone[zone] = players;
+  for (const auto& [zone, players] : r.server.occupancy_by_zone) {
+    by_zone[SanitizeUtf8(zone)] = Real(players);
+  }
   json::object server{{"scraped", r.server.scraped},
-                      {"error", r.server.error},
+                      {"error", Text(r.server.error)},
                       {"window", "steady"},
                       {"tick_samples", r.server.tick_samples},
                       {"tick_lag_p50_ms", Optional(r.server.tick_lag_p50_ms)},
@@ -258,19 +274,19 @@ std::string ReportToJson(const Report& r) {
                       {"telnet_connections", Optional(r.server.telnet_connections)}};
   json::object process{{"sampled", r.server_process.sampled},
                        {"pid", r.server_process.pid},
-                       {"cpu_seconds", r.server_process.cpu_seconds},
-                       {"cpu_cores", r.server_process.cpu_cores},
+                       {"cpu_seconds", Real(r.server_process.cpu_seconds)},
+                       {"cpu_cores", Real(r.server_process.cpu_cores)},
                        {"rss_bytes", r.server_process.rss_bytes}};
   json::object out{{"targets", std::move(targets)},
-                   {"transport", r.transport},
-                   {"dialect", r.dialect},
+                   {"transport", Text(r.transport)},
+                   {"dialect", Text(r.dialect)},
                    {"bots_requested", r.bots_requested},
-                   {"ramp_per_second", r.ramp_per_second},
-                   {"duration_s", r.duration_s},
-                   {"mix", r.mix},
-                   {"started_at", r.started_at},
-                   {"ramp_seconds", r.ramp_seconds},
-                   {"steady_seconds", r.steady_seconds},
+                   {"ramp_per_second", Real(r.ramp_per_second)},
+                   {"duration_s", Real(r.duration_s)},
+                   {"mix", Text(r.mix)},
+                   {"started_at", Text(r.started_at)},
+                   {"ramp_seconds", Real(r.ramp_seconds)},
+                   {"steady_seconds", Real(r.steady_seconds)},
                    {"bots_connected", r.bots_connected},
                    {"bots_playing", r.bots_playing},
                    {"bots_playing_at_end", r.bots_playing_at_end},

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
 #include <cmath>
 #include <limits>
 
@@ -179,6 +180,27 @@ TEST(Formats, JsonHasEveryFieldAndCsvRowsMatchTheHeader) {
   const auto commas = [](const std::string& s) { return std::count(s.begin(), s.end(), ','); };
   EXPECT_EQ(commas(SeriesCsvHeader()), commas(SeriesCsvRow(row)));
   EXPECT_EQ(SeriesCsvRow(row).substr(0, 10), "1.0,0,0,3,");
+}
+
+TEST(Formats, JsonOfHostileTextAndNonFiniteFiguresParsesBack) {
+  Report r;
+  r.targets = {"host\"\xFF:4000"};
+  r.server.error = "scrape: \x01 cut\xE2\x82";
+  r.server.occupancy_by_zone["zone\\\xC0"] = 2;
+  r.errors_by_kind["kind\xED\xA0\x80"] = 1;
+  r.ramp_per_second = std::numeric_limits<double>::infinity();
+  r.server_process.cpu_cores = std::nan("");
+  const std::string json = ReportToJson(r);
+  boost::system::error_code ec;
+  const boost::json::value v = boost::json::parse(json, ec);
+  ASSERT_FALSE(ec) << json;
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(v.at("targets").at(0).as_string(), "host\"" + fffd + ":4000");
+  EXPECT_EQ(v.at("server").at("error").as_string(), "scrape: \x01 cut" + fffd);
+  EXPECT_EQ(v.at("server").at("occupancy_by_zone").at("zone\\" + fffd).as_double(), 2);
+  EXPECT_EQ(v.at("errors_by_kind").at("kind" + fffd + fffd + fffd).as_int64(), 1);
+  EXPECT_TRUE(v.at("ramp_per_second").is_null());
+  EXPECT_TRUE(v.at("server_process").at("cpu_cores").is_null());
 }
 
 }  // namespace
