@@ -3,6 +3,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json.hpp>
 
+#include "telos/shard/fleet_messages.h"
 #include "telos/world/character_state.h"
 #include "telos/world/mail_ping.h"
 
@@ -11,19 +12,6 @@ namespace {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
-
-std::string Field(const json::object& object, std::string_view key) {
-  const json::value* value = object.if_contains(key);
-  return value != nullptr && value->is_string() ? std::string(value->as_string()) : std::string();
-}
-
-// A message from the bus, as an object; empty when it is not one (a stray publisher).
-json::object ParseObject(std::string_view data) {
-  boost::system::error_code ec;
-  json::value value = json::parse(data, ec);
-  if (ec || !value.is_object()) return {};
-  return std::move(value.as_object());
-}
 
 constexpr const char* kBusDown =
     "Your words cannot reach the rest of the world right now (the message bus is down); players "
@@ -190,9 +178,9 @@ void FleetComms::Tell(const std::string& from, const std::string& to, const std:
                std::chrono::milliseconds(options_.tell_timeout_ms),
                in_flight_->Wrap([this, to, text, answer](Result<std::string> reply) {
                  if (reply.ok()) {
-                   json::object body = ParseObject(*reply);
-                   const std::string name = Field(body, "name").empty() ? to : Field(body, "name");
-                   if (Field(body, "outcome") == "delivered") {
+                   const TellReply body = DecodeTellReply(*reply);
+                   const std::string name = body.name.empty() ? to : body.name;
+                   if (body.delivered) {
                      tells_sent_.Increment();
                      answer("You tell " + name + ", '" + text + "'");
                    } else {
@@ -225,9 +213,8 @@ void FleetComms::AnswerUnreachable(const std::string& to,
 }
 
 void FleetComms::OnPlayerMessage(const std::string& name_key, const bus::Message& message) {
-  json::object body = ParseObject(message.data);
-  const std::string kind = Field(body, "kind");
-  if (kind == "tell") {
+  const PlayerMessage body = DecodePlayerMessage(message.data);
+  if (body.kind == PlayerMessage::Kind::kTell) {
     std::string name;
     bool connected = false;
     {
@@ -235,13 +222,12 @@ void FleetComms::OnPlayerMessage(const std::string& name_key, const bus::Message
       auto it = residents_.find(name_key);
       connected = it != residents_.end() && !it->second.gate.empty();
     }
-    Status s = connected
-                   ? host_.DeliverTell(Field(body, "from"), name_key, Field(body, "text"), &name)
-                   : Status::Unavailable("link-dead");
+    Status s = connected ? host_.DeliverTell(body.from, name_key, body.text, &name)
+                         : Status::Unavailable("link-dead");
     if (name.empty()) name = name_key;
     json::object reply{{"outcome", s.ok() ? "delivered" : "unavailable"}, {"name", name}};
     if (!message.reply_to.empty()) (void)bus_.Reply(message, json::serialize(reply));
-  } else if (kind == "mail") {
+  } else if (body.kind == PlayerMessage::Kind::kMail) {
     bool connected = false;
     {
       std::lock_guard lock(mu_);
@@ -249,7 +235,7 @@ void FleetComms::OnPlayerMessage(const std::string& name_key, const bus::Message
       connected = it != residents_.end() && !it->second.gate.empty();
     }
     // A link-dead or still-arriving character sees it at their next login instead.
-    if (connected) (void)host_.Notify(name_key, world::PingingMail::PingLine(Field(body, "from")));
+    if (connected) (void)host_.Notify(name_key, world::PingingMail::PingLine(body.from));
   }
 }
 
@@ -266,12 +252,11 @@ bool FleetComms::Channel(const std::string& channel, const std::string& from,
 }
 
 void FleetComms::OnChannelMessage(const bus::Message& message) {
-  json::object line = ParseObject(message.data);
-  if (Field(line, "origin") == options_.shard_id) return;  // delivered here when it was said
-  const std::string channel = Field(line, "channel");
-  if (channel.empty()) return;
+  const ChannelLine line = DecodeChannelLine(message.data);
+  if (line.origin == options_.shard_id) return;  // delivered here when it was said
+  if (line.channel.empty()) return;
   channel_lines_.Increment();
-  host_.DeliverChannel(channel, Field(line, "from"), Field(line, "text"));
+  host_.DeliverChannel(line.channel, line.from, line.text);
 }
 
 // ---------------------------------------------------------------- mail pings

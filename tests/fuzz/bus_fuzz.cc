@@ -1,0 +1,25 @@
+// libFuzzer target for the JSON messages FleetComms reads off NATS (fleet_messages.h): a tell or
+// mail ping on a player subject, the reply to a tell, a channel line. Anyone who can publish on
+// the fleet's subjects controls these bytes. Besides "never crashes": an unknown kind carries
+// nothing, and a mail ping carries no text.
+//
+// Run locally:  build/dev/tests/fuzz/bus_fuzz tests/fuzz/corpus/bus \
+//                 -dict=tests/fuzz/dict/bus.dict -max_total_time=600
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "fuzz_checks.h"
+#include "telos/shard/fleet_messages.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using telos::fuzz::Check;
+  using telos::shard::PlayerMessage;
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  const PlayerMessage message = telos::shard::DecodePlayerMessage(bytes);
+  if (message.kind == PlayerMessage::Kind::kUnknown) Check(message.from.empty());
+  if (message.kind != PlayerMessage::Kind::kTell) Check(message.text.empty());
+  (void)telos::shard::DecodeTellReply(bytes);
+  (void)telos::shard::DecodeChannelLine(bytes);
+  return 0;
+}
