@@ -1,11 +1,18 @@
 // Rendering an Explanation as JSON, with Boost.JSON. Objects keep insertion order, so the
-// output is stable for tests and diffs.
+// output is stable for tests and diffs. Instance ids, endpoints, map names and filter details
+// come from operators and the fleet: repaired to valid UTF-8 first, since the serializer copies
+// bytes as they are.
 #include <boost/json.hpp>
 
+#include "telos/base/utf8.h"
 #include "telos/placement/explain.h"
 
 namespace telos::placement {
 namespace {
+
+boost::json::string Text(std::string_view text) {
+  return boost::json::string(SanitizeUtf8(text));
+}
 
 boost::json::object TermsJson(const TermPoints& terms) {
   boost::json::object out;
@@ -17,7 +24,7 @@ boost::json::object TermsJson(const TermPoints& terms) {
 
 boost::json::object AccountJson(const CandidateAccount& account) {
   boost::json::object out;
-  out["instance"] = account.instance_id;
+  out["instance"] = Text(account.instance_id);
   if (account.scored()) {
     out["verdict"] = "scored";
     out["score"] = account.score;
@@ -25,7 +32,7 @@ boost::json::object AccountJson(const CandidateAccount& account) {
   } else {
     out["verdict"] = "excluded";
     out["filter"] = FilterName(account.excluded_by);
-    out["detail"] = account.detail;
+    out["detail"] = Text(account.detail);
   }
   out["players"] = account.player_count;
   out["soft_cap"] = account.soft_cap;
@@ -38,11 +45,11 @@ boost::json::object AccountJson(const CandidateAccount& account) {
 std::string Explanation::ToJson() const {
   boost::json::object out;
   out["player"] = player;
-  out["map"] = map;
+  out["map"] = Text(map);
   out["outcome"] = OutcomeName(outcome);
   if (outcome == Outcome::kPlaced) {
-    out["instance"] = instance_id;
-    out["endpoint"] = endpoint;
+    out["instance"] = Text(instance_id);
+    out["endpoint"] = Text(endpoint);
     out["score"] = score;
   }
   boost::json::array accounts;

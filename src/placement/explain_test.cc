@@ -103,5 +103,28 @@ TEST(ExplainTest, ScoredCandidatesAreListedBestFirst) {
   EXPECT_NE(e.ToText().find("  low scored 0: no terms\n"), std::string::npos) << e.ToText();
 }
 
+TEST(ExplainTest, JsonOfHostileIdsParsesBackRepaired) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  Explanation e;
+  e.player = 7;
+  e.map = "arena\"\xFF";
+  e.outcome = Outcome::kPlaced;
+  e.instance_id = "i\\1\x01";
+  e.endpoint = "host:1\xE2\x82";
+  CandidateAccount excluded;
+  excluded.instance_id = "x\xC0\xAF";
+  excluded.excluded_by = Filter::kMap;
+  excluded.detail = "why \"not\"\n";
+  e.candidates.push_back(excluded);
+  boost::system::error_code ec;
+  const boost::json::value parsed = boost::json::parse(e.ToJson(), ec);
+  ASSERT_FALSE(ec) << e.ToJson();
+  EXPECT_EQ(parsed.at("map").as_string(), "arena\"" + fffd);
+  EXPECT_EQ(parsed.at("instance").as_string(), "i\\1\x01");
+  EXPECT_EQ(parsed.at("endpoint").as_string(), "host:1" + fffd);
+  EXPECT_EQ(parsed.at("candidates").at(0).at("instance").as_string(), "x" + fffd + fffd);
+  EXPECT_EQ(parsed.at("candidates").at(0).at("detail").as_string(), "why \"not\"\n");
+}
+
 }  // namespace
 }  // namespace telos::placement
