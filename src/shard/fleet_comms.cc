@@ -3,6 +3,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json.hpp>
 
+#include "telos/base/utf8.h"
 #include "telos/shard/fleet_messages.h"
 #include "telos/world/character_state.h"
 #include "telos/world/mail_ping.h"
@@ -12,6 +13,12 @@ namespace {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
+
+// Player text and names as bus JSON. The serializer copies invalid UTF-8 as it is and the far
+// shard's parser refuses it, so a line with one bad byte would vanish on the way: repaired first.
+json::string Text(std::string_view text) {
+  return json::string(SanitizeUtf8(text));
+}
 
 constexpr const char* kBusDown =
     "Your words cannot reach the rest of the world right now (the message bus is down); players "
@@ -173,7 +180,7 @@ void FleetComms::Tell(const std::string& from, const std::string& to, const std:
     answer(kBusDown);
     return;
   }
-  json::object request{{"kind", "tell"}, {"from", from}, {"text", text}};
+  json::object request{{"kind", "tell"}, {"from", Text(from)}, {"text", Text(text)}};
   bus_.Request(PlayerSubject(to), json::serialize(request),
                std::chrono::milliseconds(options_.tell_timeout_ms),
                in_flight_->Wrap([this, to, text, answer](Result<std::string> reply) {
@@ -225,7 +232,7 @@ void FleetComms::OnPlayerMessage(const std::string& name_key, const bus::Message
     Status s = connected ? host_.DeliverTell(body.from, name_key, body.text, &name)
                          : Status::Unavailable("link-dead");
     if (name.empty()) name = name_key;
-    json::object reply{{"outcome", s.ok() ? "delivered" : "unavailable"}, {"name", name}};
+    json::object reply{{"outcome", s.ok() ? "delivered" : "unavailable"}, {"name", Text(name)}};
     if (!message.reply_to.empty()) (void)bus_.Reply(message, json::serialize(reply));
   } else if (body.kind == PlayerMessage::Kind::kMail) {
     bool connected = false;
@@ -243,8 +250,10 @@ void FleetComms::OnPlayerMessage(const std::string& name_key, const bus::Message
 
 bool FleetComms::Channel(const std::string& channel, const std::string& from,
                          const std::string& text) {
-  json::object line{
-      {"origin", options_.shard_id}, {"channel", channel}, {"from", from}, {"text", text}};
+  json::object line{{"origin", Text(options_.shard_id)},
+                    {"channel", Text(channel)},
+                    {"from", Text(from)},
+                    {"text", Text(text)}};
   return bus_
       .Publish(options_.subject_prefix + ".chan." + bus::SubjectToken(channel),
                json::serialize(line))
@@ -267,7 +276,7 @@ void FleetComms::PingMail(const std::string& recipient, const std::string& sende
     // directory blip would otherwise cost a connected player the ping. The shard hosting them
     // decides (OnPlayerMessage); nobody hosting them, nobody hears it, and the letter is
     // announced at their next login.
-    json::object ping{{"kind", "mail"}, {"from", sender}};
+    json::object ping{{"kind", "mail"}, {"from", Text(sender)}};
     if (bus_.Publish(PlayerSubject(recipient), json::serialize(ping)).ok()) {
       mail_pings_.Increment();
     }

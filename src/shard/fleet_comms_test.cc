@@ -423,6 +423,15 @@ TEST_F(FleetCommsTest, ChannelLinesCrossShardsAndEachIsHeardOnce) {
   EXPECT_THAT(b_->MetricsText(), HasSubstr("telos_comms_channel_lines_total 2"));  // Alice, Zed
 }
 
+TEST_F(FleetCommsTest, LinesWithInvalidUtf8CrossShardsRepaired) {
+  MakeShards();
+  auto alice = a_->Login("Alice", "gate-1");
+  auto bob = b_->Login("Bob", "gate-2");
+  a_->Say("Alice", "ooc cut \xE2\x82 \"q\" \\ end");
+  ASSERT_TRUE(Until([&] { return bob->Has("[ooc] Alice: cut \xEF\xBF\xBD \"q\" \\ end"); }))
+      << bob->Text();
+}
+
 TEST_F(FleetCommsTest, StrayChannelMessagesAreIgnored) {
   MakeShards();
   auto alice = a_->Login("Alice", "gate-1");
