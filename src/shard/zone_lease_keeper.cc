@@ -1,5 +1,9 @@
 #include "telos/shard/zone_lease_keeper.h"
 
+#include <deque>
+#include <future>
+#include <memory>
+
 #include <algorithm>
 #include <utility>
 
@@ -423,6 +427,10 @@ void ZoneLeaseKeeper::Start() {
     std::lock_guard lock(mu_);
     stopping_ = false;
   }
+  {
+    std::lock_guard lock(mu_);
+    running_ = true;
+  }
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -432,8 +440,9 @@ void ZoneLeaseKeeper::Run() {
   while (true) {
     {
       std::lock_guard lock(mu_);
-      if (stopping_) return;
+      if (stopping_) break;
     }
+    RunAdoptions();
     const auto expiry = EarliestWatchedExpiry();
     if (clock_.Now() >= next_pass || (expiry && clock_.Now() >= *expiry)) {
       next_pass = clock_.Now() + interval;
@@ -452,8 +461,18 @@ void ZoneLeaseKeeper::Run() {
     std::unique_lock lock(mu_);
     const Duration wait = wake - clock_.Now();
     if (wait > Duration::zero()) {
-      wake_.wait_for(lock, wait, [this] { return stopping_; });
+      wake_.wait_for(lock, wait, [this] { return stopping_ || !adoptions_.empty(); });
     }
+  }
+  // Adoptions asked for as the thread stops are refused, not left waiting.
+  std::deque<std::shared_ptr<Adoption>> refused;
+  {
+    std::lock_guard lock(mu_);
+    refused.swap(adoptions_);
+    running_ = false;
+  }
+  for (auto& adoption : refused) {
+    adoption->done.set_value(Status::Unavailable("shard " + options_.shard_id + " is stopping"));
   }
 }
 
@@ -528,6 +547,38 @@ void ZoneLeaseKeeper::Hold(const std::string& zone, uint64_t epoch, Instant sent
 }
 
 Status ZoneLeaseKeeper::Adopt(const std::string& zone, uint64_t epoch) {
+  // The host is driven from one thread only: while the thread runs, the adoption is its work.
+  auto request = std::make_shared<Adoption>(Adoption{zone, epoch, {}});
+  std::future<Status> done = request->done.get_future();
+  {
+    std::unique_lock lock(mu_);
+    if (!running_) {
+      // Before Start() (or in a test driving Tick() by hand) the caller is the owner's thread.
+      lock.unlock();
+      return AdoptNow(zone, epoch);
+    }
+    if (stopping_) return Status::Unavailable("shard " + options_.shard_id + " is stopping");
+    adoptions_.push_back(request);
+  }
+  wake_.notify_all();
+  // A pass in flight finishes first; its directory calls are each bounded by TTL/6.
+  if (done.wait_for(Millis(options_.lease_ttl_ms)) != std::future_status::ready) {
+    return Status::DeadlineExceeded("zone " + zone + ": the lease keeper did not take it in time");
+  }
+  return done.get();
+}
+
+void ZoneLeaseKeeper::RunAdoptions() {
+  std::deque<std::shared_ptr<Adoption>> adoptions;
+  {
+    std::lock_guard lock(mu_);
+    adoptions.swap(adoptions_);
+  }
+  for (auto& adoption : adoptions)
+    adoption->done.set_value(AdoptNow(adoption->zone, adoption->epoch));
+}
+
+Status ZoneLeaseKeeper::AdoptNow(const std::string& zone, uint64_t epoch) {
   const Instant sent = clock_.Now();
   auto renewed = directory_.RenewZone(zone, options_.shard_id, epoch, options_.lease_ttl_ms);
   if (!renewed.ok()) return renewed.status();

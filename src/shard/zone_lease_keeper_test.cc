@@ -10,6 +10,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -23,6 +24,7 @@
 namespace telos::shard {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -40,6 +42,7 @@ class FakeHost final : public ZoneHosting {
   };
   Status StartZone(const std::string& zone, uint64_t epoch) override {
     starts.emplace_back(zone, epoch);
+    start_threads.push_back(std::this_thread::get_id());
     if (refuse.contains(zone)) return Status::Internal("content for " + zone + " is broken");
     if (auto fence = durable_fence.find(zone);
         fence != durable_fence.end() && epoch <= fence->second) {
@@ -61,6 +64,7 @@ class FakeHost final : public ZoneHosting {
     return Status::Ok();
   }
   std::vector<std::pair<std::string, uint64_t>> starts;
+  std::vector<std::thread::id> start_threads;  // which thread made each start
   std::vector<Stop> stops;
   std::vector<std::string> suspends;
   std::vector<std::pair<std::string, uint64_t>> resumes;
@@ -650,6 +654,33 @@ namespace {
 
 // A drain moves a lease in one fenced step; the peer adopts it at the new epoch, hosts the zone
 // at once and renews it from then on, and nobody can adopt at a stale epoch.
+// A draining peer's Adopt arrives on a pool thread while this keeper's own thread runs its
+// passes: the host is still driven from that one thread (ZoneHosting's contract), never from
+// the caller's, so an adoption and a pass cannot start the zone at once.
+TEST_F(ZoneLeaseKeeperTest, AnAdoptionIsCarriedOutByTheKeepersOwnThread) {
+  FakeHost host_a, host_b;
+  auto a = Keeper(Options("A", "10.0.0.1:7000"), host_a);
+  auto b = Keeper(Options("B", "10.0.0.2:7000"), host_b);
+  ASSERT_TRUE(a->Register().ok());
+  a->Tick();
+  ASSERT_TRUE(b->Register().ok());
+  b->Start();
+  auto moved = dir_.TransferZone("town", "A", 1, "B", kTtlMs);
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  a->Forget("town");
+  ASSERT_TRUE(b->Adopt("town", moved->epoch).ok());
+  EXPECT_THAT(b->held(), Contains(Pair("town", moved->epoch)));
+  b->Stop(/*release=*/false);  // joins the thread: the host's records are ours to read
+  ASSERT_FALSE(host_b.start_threads.empty());
+  for (const std::thread::id id : host_b.start_threads) {
+    EXPECT_NE(id, std::this_thread::get_id()) << "the caller's thread drove the host";
+  }
+  EXPECT_EQ(
+      std::set<std::thread::id>(host_b.start_threads.begin(), host_b.start_threads.end()).size(),
+      1u);
+  EXPECT_TRUE(host_b.hosting.contains("town"));
+}
+
 TEST_F(ZoneLeaseKeeperTest, APeerAdoptsATransferredLeaseAndKeepsRenewingIt) {
   FakeHost host_a, host_b;
   auto a = Keeper(Options("A", "10.0.0.1:7000"), host_a);

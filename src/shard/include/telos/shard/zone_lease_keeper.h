@@ -47,7 +47,8 @@
 //
 // Threads: ZoneHosting is only ever called from the thread running passes (the keeper's thread
 // after Start(); the owner's before it, or in tests) and never with a keeper lock held, so the
-// host may call held() from StartZone/StopZone. held(), standby(), Forget() and
+// host may call held() from StartZone/StopZone. Adopt(), which a peer's drain calls on a gRPC
+// or pool thread, hands its work to that thread and waits for it. held(), standby(), Forget() and
 // SetOccupancySource() may be called from any thread. Register, Tick, Start and Stop belong to
 // the owner; Tick must not run while the thread does.
 #pragma once
@@ -55,8 +56,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <future>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -155,7 +159,9 @@ class ZoneLeaseKeeper {
 
   // Takes over a zone whose lease a peer has just moved to this shard at `epoch`: confirms it
   // with a renewal, starts hosting it and keeps renewing it. FailedPrecondition when the
-  // directory says the lease is not this shard's at that epoch. Thread-safe.
+  // directory says the lease is not this shard's at that epoch. Thread-safe: while the thread
+  // runs, it does the adoption (between passes) and this waits, up to lease_ttl_ms
+  // (DeadlineExceeded); Unavailable once the keeper is stopping.
   Status Adopt(const std::string& zone, uint64_t epoch);
 
   // Gives up one zone voluntarily (e.g. after a handoff of the lease); no StopZone call, no
@@ -203,6 +209,14 @@ class ZoneLeaseKeeper {
   Instant FenceOf(const Lease& lease) const;
   std::optional<Instant> EarliestFence() const;
   void Run();
+  // A peer's drain handing this shard a zone (Adopt), done by the thread running passes.
+  struct Adoption {
+    std::string zone;
+    uint64_t epoch = 0;
+    std::promise<Status> done;
+  };
+  void RunAdoptions();
+  Status AdoptNow(const std::string& zone, uint64_t epoch);
 
   const ZoneLeaseKeeperOptions options_;
   const std::vector<std::string> pool_;  // sorted, unique
@@ -224,6 +238,8 @@ class ZoneLeaseKeeper {
   std::map<std::string, Instant> watched_expiry_;                 // GUARDED_BY(mu_)
   std::function<std::vector<directory::ZoneCount>()> occupancy_;  // GUARDED_BY(mu_)
   bool stopping_ = false;                                         // GUARDED_BY(mu_)
+  bool running_ = false;  // GUARDED_BY(mu_); the thread runs passes (Start() until it ends)
+  std::deque<std::shared_ptr<Adoption>> adoptions_;  // GUARDED_BY(mu_)
   std::condition_variable wake_;
 
   std::thread thread_;  // owner thread only
