@@ -33,8 +33,7 @@ GateProcess::GateProcess(GateProcessOptions options, const world::Pack& pack,
                          Logger& log, Metrics& metrics, std::function<std::string()> health_extra)
     : options_(std::move(options)),
       link_(LinkOptions(options_, pack), directory, io, blocking, clock, log, metrics),
-      gate_(SessionOptions(options_, pack), io, blocking, desk, link_, nullptr, clock, log,
-            metrics),
+      gate_(SessionOptions(options_, pack), io, blocking, desk, link_, clock, log, metrics),
       front_(
           io, options_.front, gate_.TerminalFactory(),
           [this, rooms = pack.RoomCount()] {

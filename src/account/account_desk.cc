@@ -27,14 +27,12 @@ Result<std::vector<CharacterSummary>> LocalAccountDesk::Characters(int64_t accou
 }
 
 Status LocalAccountDesk::CreateCharacter(int64_t account_id, std::string_view name,
-                                         std::string_view state_json, std::string_view zone_id,
-                                         std::string_view room_id) {
-  return service_.CreateCharacter(account_id, name, state_json, zone_id, room_id).status();
+                                         std::string_view zone_id, std::string_view room_id) {
+  return service_.CreateCharacter(account_id, name, zone_id, room_id).status();
 }
 
 Result<CharacterClaim> LocalAccountDesk::ClaimCharacter(int64_t account_id, std::string_view name) {
-  auto record = mode_ == ClaimMode::kClaim ? service_.ClaimCharacter(account_id, name, 0)
-                                           : service_.CheckOwnership(account_id, name);
+  auto record = service_.CheckOwnership(account_id, name);
   if (!record.ok()) return record.status();
   CharacterClaim claim;
   claim.name = record->name;

@@ -136,14 +136,14 @@ class AccountServer::Service final : public v1::Accounts::CallbackService {
   grpc::ServerUnaryReactor* CreateCharacter(grpc::CallbackServerContext* context,
                                             const v1::NewCharacter* request,
                                             v1::Empty* /*reply*/) override {
-    const Status valid =
-        FirstError({CheckSize("name", request->name(), kRpcNameBytesMax),
-                    CheckSize("state_json", request->state_json(), kRpcStateJsonBytesMax),
-                    CheckSize("zone_id", request->zone_id(), kRpcZoneIdBytesMax),
-                    CheckSize("room_id", request->room_id(), kRpcRoomIdBytesMax)});
+    // The request's state_json, which older gates still send, is ignored: the service makes a
+    // new character's state itself (AccountService::CreateCharacter).
+    const Status valid = FirstError({CheckSize("name", request->name(), kRpcNameBytesMax),
+                                     CheckSize("zone_id", request->zone_id(), kRpcZoneIdBytesMax),
+                                     CheckSize("room_id", request->room_id(), kRpcRoomIdBytesMax)});
     return Dispatch(context, Method::kCreateCharacter, valid, [this, request]() -> Status {
-      return desk_.CreateCharacter(request->account_id(), request->name(), request->state_json(),
-                                   request->zone_id(), request->room_id());
+      return desk_.CreateCharacter(request->account_id(), request->name(), request->zone_id(),
+                                   request->room_id());
     });
   }
 

@@ -27,6 +27,7 @@
 #include "telos/auth/keys.h"
 #include "telos/base/limits.h"
 #include "telos/store/postgres_store.h"
+#include "telos/world/character_state.h"
 
 namespace telos::account {
 namespace {
@@ -217,8 +218,8 @@ TEST_F(AccountServerTest, CharactersAndTheSignedClaim) {
   ASSERT_TRUE(empty.ok()) << empty.status().ToString();
   EXPECT_TRUE(empty->empty());
 
-  ASSERT_TRUE(remote_->CreateCharacter(account->id, "lovelace", "{}", "lobby", "atrium").ok());
-  EXPECT_EQ(remote_->CreateCharacter(account->id, "Lovelace", "{}", "lobby", "atrium").code(),
+  ASSERT_TRUE(remote_->CreateCharacter(account->id, "lovelace", "lobby", "atrium").ok());
+  EXPECT_EQ(remote_->CreateCharacter(account->id, "Lovelace", "lobby", "atrium").code(),
             StatusCode::kAlreadyExists);
   auto list = remote_->Characters(account->id);
   ASSERT_TRUE(list.ok()) << list.status().ToString();
@@ -259,13 +260,17 @@ TEST_F(AccountServerTest, CharactersAndTheSignedClaim) {
   auto row = store_->characters().Load("lovelace");
   ASSERT_TRUE(row.ok()) << row.status().ToString();
   EXPECT_EQ(row->owner_epoch, 0);
+  // The first state was made by the service, not sent by the gate.
+  auto state = world::DecodeCharacter(row->state_json);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  EXPECT_EQ(*state, world::NewCharacter("Lovelace", world::Ref{"lobby", "atrium"}));
 }
 
 TEST_F(AccountServerTest, ClaimingAnotherAccountsCharacterIsDenied) {
   auto ada = remote_->CreateAccount("ada", "difference engine", kAddress);
   auto charles = remote_->CreateAccount("babbage", "analytical engine", kAddress);
   ASSERT_TRUE(ada.ok() && charles.ok());
-  ASSERT_TRUE(remote_->CreateCharacter(ada->id, "lovelace", "{}", "lobby", "atrium").ok());
+  ASSERT_TRUE(remote_->CreateCharacter(ada->id, "lovelace", "lobby", "atrium").ok());
   auto stolen = remote_->ClaimCharacter(charles->id, "lovelace");
   EXPECT_EQ(stolen.status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(stolen.status().message(), "That character belongs to another account.");
@@ -275,7 +280,7 @@ TEST_F(AccountServerTest, ClaimingAnotherAccountsCharacterIsDenied) {
 TEST_F(AccountServerTest, ChangePasswordNeedsTheOldOne) {
   auto account = remote_->CreateAccount("ada", "difference engine", kAddress);
   ASSERT_TRUE(account.ok());
-  ASSERT_TRUE(remote_->CreateCharacter(account->id, "lovelace", "{}", "lobby", "atrium").ok());
+  ASSERT_TRUE(remote_->CreateCharacter(account->id, "lovelace", "lobby", "atrium").ok());
   EXPECT_EQ(remote_->ChangePassword("lovelace", "wrong", "new password here").code(),
             StatusCode::kPermissionDenied);
   ASSERT_TRUE(remote_->ChangePassword("lovelace", "difference engine", "new password here").ok());
@@ -307,10 +312,10 @@ TEST_F(AccountServerTest, OversizedFieldsAreInvalidArgument) {
                 .status()
                 .code(),
             StatusCode::kInvalidArgument);
-  const Status huge = remote_->CreateCharacter(
-      account->id, "lovelace", std::string(kRpcStateJsonBytesMax + 1, ' '), "lobby", "atrium");
+  const Status huge = remote_->CreateCharacter(account->id, "lovelace",
+                                               std::string(kRpcZoneIdBytesMax + 1, 'z'), "atrium");
   EXPECT_EQ(huge.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(huge.message().find("state_json"), std::string::npos) << huge.message();
+  EXPECT_NE(huge.message().find("zone_id"), std::string::npos) << huge.message();
   EXPECT_EQ(remote_->ClaimCharacter(account->id, long_name).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(remote_->ChangePassword(long_name, "a", "b").code(), StatusCode::kInvalidArgument);

@@ -6,6 +6,7 @@
 
 #include "telos/account/names.h"
 #include "telos/base/limits.h"
+#include "telos/world/character_state.h"
 
 namespace telos::account {
 namespace {
@@ -151,7 +152,6 @@ Result<std::vector<CharacterSummary>> AccountService::Characters(int64_t account
 
 Result<store::CharacterRecord> AccountService::CreateCharacter(int64_t account_id,
                                                                std::string_view name,
-                                                               std::string_view state_json,
                                                                std::string_view zone_id,
                                                                std::string_view room_id) {
   TELOS_RETURN_IF_ERROR(ValidateCharacterName(name));
@@ -160,7 +160,8 @@ Result<store::CharacterRecord> AccountService::CreateCharacter(int64_t account_i
   record.account_id = account_id;
   record.zone_id = std::string(zone_id);
   record.room_id = std::string(room_id);
-  record.state_json = std::string(state_json);
+  record.state_json = world::EncodeCharacter(
+      world::NewCharacter(record.name, world::Ref{record.zone_id, record.room_id}));
   auto created = characters_.Create(record);
   if (created.ok()) {
     characters_created_.Increment();

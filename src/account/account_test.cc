@@ -18,6 +18,7 @@
 #include "telos/account/passwords.h"
 #include "telos/base/limits.h"
 #include "telos/store/sqlite_store.h"
+#include "telos/world/character_state.h"
 
 namespace telos::account {
 namespace {
@@ -232,9 +233,16 @@ TEST_F(AccountServiceTest, CreateAuthenticateAndPlay) {
   ASSERT_TRUE(login.ok()) << login.status().ToString();
   EXPECT_EQ(login->id, account->id);
 
-  auto created = service_->CreateCharacter(account->id, "lovelace", "{}", "lobby", "atrium");
+  auto created = service_->CreateCharacter(account->id, "lovelace", "lobby", "atrium");
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   EXPECT_EQ(created->name, "Lovelace");
+  // The service makes the first state: a fresh character, named as shown, in the start room.
+  auto stored = store_->characters().Load("lovelace");
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(stored->room_id, "atrium");
+  auto state = world::DecodeCharacter(stored->state_json);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  EXPECT_EQ(*state, world::NewCharacter("Lovelace", world::Ref{"lobby", "atrium"}));
   auto list = service_->Characters(account->id);
   ASSERT_TRUE(list.ok());
   ASSERT_EQ(list->size(), 1u);
@@ -257,7 +265,7 @@ TEST_F(AccountServiceTest, RulesAreEnforced) {
             StatusCode::kInvalidArgument);
   auto account = service_->CreateAccount("ada", "difference engine", kHome);
   ASSERT_TRUE(account.ok());
-  EXPECT_EQ(service_->CreateCharacter(account->id, "God", "{}", "lobby", "atrium").status().code(),
+  EXPECT_EQ(service_->CreateCharacter(account->id, "God", "lobby", "atrium").status().code(),
             StatusCode::kInvalidArgument);
 }
 
@@ -391,7 +399,7 @@ TEST_F(AccountServiceTest, UnknownAccountLooksLikeAWrongPassword) {
 
 TEST_F(AccountServiceTest, ChangePasswordNeedsTheOldOne) {
   auto account = service_->CreateAccount("ada", "difference engine", kHome);
-  ASSERT_TRUE(service_->CreateCharacter(account->id, "Lovelace", "{}", "lobby", "atrium").ok());
+  ASSERT_TRUE(service_->CreateCharacter(account->id, "Lovelace", "lobby", "atrium").ok());
   EXPECT_EQ(service_->ChangePassword("lovelace", "wrong", "new password here").code(),
             StatusCode::kPermissionDenied);
   ASSERT_TRUE(service_->ChangePassword("lovelace", "difference engine", "new password here").ok());
@@ -403,7 +411,7 @@ TEST_F(AccountServiceTest, ChangePasswordNeedsTheOldOne) {
 // logins from everywhere; now they lock only the password command.
 TEST_F(AccountServiceTest, PasswordCommandGuessesLockOnlyThePasswordCommand) {
   auto account = service_->CreateAccount("ada", "difference engine", kHome);
-  ASSERT_TRUE(service_->CreateCharacter(account->id, "Lovelace", "{}", "lobby", "atrium").ok());
+  ASSERT_TRUE(service_->CreateCharacter(account->id, "Lovelace", "lobby", "atrium").ok());
   for (int64_t i = 0; i < limits::kLoginFailuresBeforeAccountLock; ++i) {
     EXPECT_EQ(service_->ChangePassword("lovelace", "wrong guess", "new password here").code(),
               StatusCode::kPermissionDenied);

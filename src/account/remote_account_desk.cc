@@ -111,14 +111,12 @@ Result<std::vector<CharacterSummary>> RemoteAccountDesk::Characters(int64_t acco
 }
 
 Status RemoteAccountDesk::CreateCharacter(int64_t account_id, std::string_view name,
-                                          std::string_view state_json, std::string_view zone_id,
-                                          std::string_view room_id) {
+                                          std::string_view zone_id, std::string_view room_id) {
   grpc::ClientContext context;
   client_->Prepare(context, false);
   v1::NewCharacter request;
   request.set_account_id(account_id);
   request.set_name(std::string(name));
-  request.set_state_json(std::string(state_json));
   request.set_zone_id(std::string(zone_id));
   request.set_room_id(std::string(room_id));
   v1::Empty reply;

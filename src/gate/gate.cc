@@ -9,7 +9,7 @@
 #include "telos/account/names.h"
 #include "telos/base/assert.h"
 #include "telos/net/text.h"
-#include "telos/world/character_state.h"
+#include "telos/world/names.h"
 
 namespace telos::gate {
 namespace {
@@ -37,14 +37,13 @@ class SessionCore;
 
 struct Gate::Shared {
   Shared(GateOptions opts, asio::io_context& io_in, BlockingRunner blocking_in,
-         account::AccountDesk& accounts_in, WorldLink& link_in, CharacterRegistrar* registrar_in,
-         const Clock& clock_in, Logger& log_in, Metrics& metrics)
+         account::AccountDesk& accounts_in, WorldLink& link_in, const Clock& clock_in,
+         Logger& log_in, Metrics& metrics)
       : options(std::move(opts)),
         io(io_in),
         blocking(std::move(blocking_in)),
         accounts(accounts_in),
         link(link_in),
-        registrar(registrar_in),
         clock(clock_in),
         log(log_in),
         sessions_gauge(metrics.Gauge("gate_sessions", "Connected sessions, any state")),
@@ -67,7 +66,6 @@ struct Gate::Shared {
   const BlockingRunner blocking;
   account::AccountDesk& accounts;
   WorldLink& link;
-  CharacterRegistrar* registrar;  // null in a fleet gate: the world persists characters
   const Clock& clock;
   Logger& log;
   prometheus::Gauge& sessions_gauge;
@@ -136,7 +134,7 @@ class PlayerBinding final : public world::PlayerSink {
   // Tells the gate the character left the world, once. A character whose link-dead grace ran
   // out as its "quit" went through is reported by the quit and again by the removal, and by
   // then a new visit may have entered under the same name: the second report must not take
-  // that visit's binding (and its registration) with it.
+  // that visit's binding with it.
   void Depart() {
     if (departed_.exchange(true)) return;
     on_departed_();
@@ -228,7 +226,6 @@ class SessionCore final : public std::enable_shared_from_this<SessionCore> {
 };
 
 void Gate::Shared::Departed(const std::string& name_key) {
-  if (registrar != nullptr) registrar->Unregister(name_key);
   std::lock_guard lock(mu);
   if (auto it = bindings.find(name_key); it != bindings.end()) {
     CountResumed(*it->second);  // gone, so no longer link-dead either
@@ -562,24 +559,19 @@ void SessionCore::Play(const std::string& name) {
   // Two connections of one account must not both claim: the later claim would fence every
   // save of the earlier one.
   if (!ReserveClaim(key)) return ShowMenu();
-  RunBlocking(
-      [g = gate_, id = account_id_, name, key] {
-        // A save still queued from the last visit lands first.
-        if (g->registrar != nullptr) g->registrar->AwaitSaved(key);
-        return g->accounts.ClaimCharacter(id, name);
-      },
-      [this, key](Result<account::CharacterClaim> record) {
-        if (!record.ok()) {
-          ReleaseClaim(key);
-          if (record.status().code() == StatusCode::kNotFound) {
-            terminal_->SendText("You have no character by that name.\n");
-          } else {
-            Fail(record.status());
-          }
-          return ShowMenu();
-        }
-        EnterWorld(std::move(*record));
-      });
+  RunBlocking([g = gate_, id = account_id_, name] { return g->accounts.ClaimCharacter(id, name); },
+              [this, key](Result<account::CharacterClaim> record) {
+                if (!record.ok()) {
+                  ReleaseClaim(key);
+                  if (record.status().code() == StatusCode::kNotFound) {
+                    terminal_->SendText("You have no character by that name.\n");
+                  } else {
+                    Fail(record.status());
+                  }
+                  return ShowMenu();
+                }
+                EnterWorld(std::move(*record));
+              });
 }
 
 void SessionCore::CreateCharacter(const std::string& name) {
@@ -594,9 +586,8 @@ void SessionCore::CreateCharacter(const std::string& name) {
   }
   RunBlocking(
       [g = gate_, id = account_id_, display, start]() -> Result<account::CharacterClaim> {
-        const world::CharacterState fresh = world::NewCharacter(display, start);
-        Status created = g->accounts.CreateCharacter(id, display, world::EncodeCharacter(fresh),
-                                                     start.zone, start.id);
+        // The account service makes the character's first state: a gate is not trusted with it.
+        Status created = g->accounts.CreateCharacter(id, display, start.zone, start.id);
         if (!created.ok()) return created;
         return g->accounts.ClaimCharacter(id, display);
       },
@@ -620,18 +611,8 @@ void SessionCore::EnterWorld(account::CharacterClaim claim) {
   EnterRequest request;
   request.name_key = key;
   request.display_name = claim.name;
+  // The world claims and loads the character on this assertion (the link refuses an empty one).
   request.assertion = std::move(claim.assertion);
-  if (request.assertion.empty()) {  // in-process: the world loads the row we claimed
-    auto state = world::DecodeCharacter(claim.record.state_json);
-    if (!state.ok()) {
-      gate_->log.Error("character state unreadable",
-                       {{"character", claim.name}, {"error", state.status().ToString()}});
-      ReleaseClaim(key);
-      Fail(Status::Internal("unreadable character"));
-      return ShowMenu();
-    }
-    request.state = std::move(*state);
-  }
   std::weak_ptr<Gate::Shared> weak_gate = gate_;
   auto binding = std::make_shared<PlayerBinding>(key, claim.name, claim.account_id, gate_->io,
                                                  [weak_gate, key] {
@@ -653,17 +634,12 @@ void SessionCore::EnterWorld(account::CharacterClaim claim) {
   }
   std::shared_ptr<SessionCore> none;
   binding->Attach(shared_from_this(), none);
-  if (gate_->registrar != nullptr && request.assertion.empty()) {
-    gate_->registrar->Register(key, claim.name, claim.account_id, claim.record.state_version,
-                               claim.record.owner_epoch);
-  }
   const Status entered = gate_->link.Enter(std::move(request), binding);
   if (!entered.ok()) {
     {
       std::lock_guard lock(gate_->mu);
       gate_->bindings.erase(key);
     }
-    if (gate_->registrar != nullptr) gate_->registrar->Unregister(key);
     Fail(entered);
     return ShowMenu();
   }
@@ -757,10 +733,10 @@ class GateSession final : public net::TerminalHandler {
 };
 
 Gate::Gate(GateOptions options, boost::asio::io_context& io, BlockingRunner blocking,
-           account::AccountDesk& accounts, WorldLink& link, CharacterRegistrar* registrar,
-           const Clock& clock, Logger& log, Metrics& metrics)
+           account::AccountDesk& accounts, WorldLink& link, const Clock& clock, Logger& log,
+           Metrics& metrics)
     : shared_(std::make_shared<Shared>(std::move(options), io, std::move(blocking), accounts, link,
-                                       registrar, clock, log, metrics)) {}
+                                       clock, log, metrics)) {}
 
 Gate::~Gate() = default;
 

@@ -90,14 +90,6 @@ class Reader {
 
 }  // namespace
 
-std::string NameKey(std::string_view name) {
-  std::string key(name);
-  for (char& c : key) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return key;
-}
-
 CharacterState NewCharacter(std::string name, Ref start_room) {
   CharacterState state;
   state.name = std::move(name);

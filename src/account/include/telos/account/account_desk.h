@@ -1,11 +1,10 @@
 // AccountDesk: what the gate's login screens need from accounts, wherever they live.
 //
-// `telos serve` answers in-process (LocalAccountDesk over AccountService and the SQLite
-// stores); a fleet gate asks the account service over gRPC (RemoteAccountDesk). The
-// difference that matters is what ClaimCharacter hands back:
-//   - in-process, the claimed row itself (state, fences) for the local world to load;
-//   - in a fleet, a signed assertion ("this account may play this character") that the world
-//     verifies offline and then loads the character itself.
+// `telos serve` answers in-process (AssertingAccountDesk over LocalAccountDesk over
+// AccountService and the SQLite stores); a fleet gate asks the account service over gRPC
+// (RemoteAccountDesk). Either way what ClaimCharacter hands the gate is a signed assertion
+// ("this account may play this character") that the world verifies offline before it claims
+// and loads the character itself.
 //
 // Every method blocks (password hashing, stores, network): call it from a blocking pool.
 // Thread-safe.
@@ -32,9 +31,10 @@ struct AccountRef {
 struct CharacterClaim {
   std::string name;  // display name
   int64_t account_id = 0;
-  // In-process: the row as claimed (owner_epoch minted). Empty state_json in a fleet.
+  // From LocalAccountDesk, the row as it stands (ownership checked, nothing claimed); from a
+  // desk that signs, only name and account_id.
   store::CharacterRecord record;
-  // In a fleet: the serialized, signed assertion the world checks. Empty in-process.
+  // The serialized, signed assertion the world checks. Empty from LocalAccountDesk alone.
   std::string assertion;
 };
 
@@ -50,9 +50,10 @@ class AccountDesk {
   virtual Result<AccountRef> Authenticate(std::string_view name, std::string_view password,
                                           std::string_view address) = 0;
   virtual Result<std::vector<CharacterSummary>> Characters(int64_t account_id) = 0;
+  // A new character standing in room `room_id` of `zone_id`; the account service makes its
+  // first state (AccountService::CreateCharacter).
   virtual Status CreateCharacter(int64_t account_id, std::string_view name,
-                                 std::string_view state_json, std::string_view zone_id,
-                                 std::string_view room_id) = 0;
+                                 std::string_view zone_id, std::string_view room_id) = 0;
   // PermissionDenied if the account does not own the character; NotFound if there is none.
   virtual Result<CharacterClaim> ClaimCharacter(int64_t account_id, std::string_view name) = 0;
   virtual Status ChangePassword(std::string_view character_name, std::string_view old_password,
@@ -60,35 +61,34 @@ class AccountDesk {
 };
 
 // The in-process desk over an AccountService (serve, and the account service process itself).
-// With ClaimMode::kClaim (serve) ClaimCharacter claims the row for the local world; with
-// kVerifyOnly (a fleet's account screens) it only checks ownership, since the world that admits
-// the character claims it (minting owner_epoch) itself.
-enum class ClaimMode { kClaim, kVerifyOnly };
+// ClaimCharacter only checks ownership: the world that admits the character claims it (minting
+// owner_epoch) itself. kVerifyOnly is the one mode left; the parameter stays while callers
+// still name it.
+enum class ClaimMode { kVerifyOnly };
 
 class LocalAccountDesk final : public AccountDesk {
  public:
-  explicit LocalAccountDesk(AccountService& service, ClaimMode mode = ClaimMode::kClaim)
-      : service_(service), mode_(mode) {}
+  explicit LocalAccountDesk(AccountService& service, ClaimMode /*mode*/ = ClaimMode::kVerifyOnly)
+      : service_(service) {}
   Result<bool> AccountExists(std::string_view name, std::string_view address) override;
   Result<AccountRef> CreateAccount(std::string_view name, std::string_view password,
                                    std::string_view address) override;
   Result<AccountRef> Authenticate(std::string_view name, std::string_view password,
                                   std::string_view address) override;
   Result<std::vector<CharacterSummary>> Characters(int64_t account_id) override;
-  Status CreateCharacter(int64_t account_id, std::string_view name, std::string_view state_json,
-                         std::string_view zone_id, std::string_view room_id) override;
+  Status CreateCharacter(int64_t account_id, std::string_view name, std::string_view zone_id,
+                         std::string_view room_id) override;
   Result<CharacterClaim> ClaimCharacter(int64_t account_id, std::string_view name) override;
   Status ChangePassword(std::string_view character_name, std::string_view old_password,
                         std::string_view new_password) override;
 
  private:
   AccountService& service_;
-  const ClaimMode mode_;
 };
 
-// Wraps a desk whose claims carry the row (LocalAccountDesk) and hands out signed assertions
-// instead, as the account service does: a `telos serve` joining a fleet talks to its worlds the
-// way any gate does.
+// Wraps a desk whose claims carry no assertion (LocalAccountDesk) and hands out signed
+// assertions instead, as the account service does: `telos serve` talks to its world the way any
+// gate does.
 class AssertingAccountDesk final : public AccountDesk {
  public:
   AssertingAccountDesk(AccountDesk& inner, const auth::SigningKey& key, int64_t assertion_ttl_ms,
@@ -108,9 +108,9 @@ class AssertingAccountDesk final : public AccountDesk {
   Result<std::vector<CharacterSummary>> Characters(int64_t account_id) override {
     return inner_.Characters(account_id);
   }
-  Status CreateCharacter(int64_t account_id, std::string_view name, std::string_view state_json,
-                         std::string_view zone_id, std::string_view room_id) override {
-    return inner_.CreateCharacter(account_id, name, state_json, zone_id, room_id);
+  Status CreateCharacter(int64_t account_id, std::string_view name, std::string_view zone_id,
+                         std::string_view room_id) override {
+    return inner_.CreateCharacter(account_id, name, zone_id, room_id);
   }
   Result<CharacterClaim> ClaimCharacter(int64_t account_id, std::string_view name) override;
   Status ChangePassword(std::string_view character_name, std::string_view old_password,

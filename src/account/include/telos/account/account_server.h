@@ -44,10 +44,9 @@ namespace telos::account {
 
 // Bounds on what a caller may send. They are looser than the account rules (which give the
 // player a precise reason); they only keep absurd requests away from the hashing and the stores.
-inline constexpr size_t kRpcNameBytesMax = 64;                // account and character names
-inline constexpr size_t kRpcPasswordBytesMax = 1024;          // passwords, old and new
-inline constexpr size_t kRpcStateJsonBytesMax = 1024 * 1024;  // a new character's state
-inline constexpr size_t kRpcAddressBytesMax = 128;            // the player's network address
+inline constexpr size_t kRpcNameBytesMax = 64;        // account and character names
+inline constexpr size_t kRpcPasswordBytesMax = 1024;  // passwords, old and new
+inline constexpr size_t kRpcAddressBytesMax = 128;    // the player's network address
 inline constexpr size_t kRpcZoneIdBytesMax = limits::kZoneIdBytesMax;
 inline constexpr size_t kRpcRoomIdBytesMax = limits::kRoomIdBytesMax;
 

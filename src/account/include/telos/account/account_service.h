@@ -84,10 +84,11 @@ class AccountService {
   Result<store::AccountRecord> Authenticate(std::string_view name, std::string_view password,
                                             std::string_view address);
   Result<std::vector<CharacterSummary>> Characters(int64_t account_id);
-  // Creates a character row holding `state_json` (the world's fresh character) at `zone_id`.
+  // Creates a character row at `zone_id`/`room_id` holding its first state, a fresh level-1
+  // character standing there (world::NewCharacter). The state is made here, not taken from the
+  // caller: a gate may pick the name and the start room, never the character's stats or goods.
   // InvalidArgument (name rules), AlreadyExists, ResourceExhausted (too many characters).
   Result<store::CharacterRecord> CreateCharacter(int64_t account_id, std::string_view name,
-                                                 std::string_view state_json,
                                                  std::string_view zone_id,
                                                  std::string_view room_id);
   // Takes a character for play: PermissionDenied if `account_id` does not own it. The returned

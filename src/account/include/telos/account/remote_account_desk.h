@@ -48,8 +48,8 @@ class RemoteAccountDesk final : public AccountDesk {
   Result<AccountRef> Authenticate(std::string_view name, std::string_view password,
                                   std::string_view address) override;
   Result<std::vector<CharacterSummary>> Characters(int64_t account_id) override;
-  Status CreateCharacter(int64_t account_id, std::string_view name, std::string_view state_json,
-                         std::string_view zone_id, std::string_view room_id) override;
+  Status CreateCharacter(int64_t account_id, std::string_view name, std::string_view zone_id,
+                         std::string_view room_id) override;
   Result<CharacterClaim> ClaimCharacter(int64_t account_id, std::string_view name) override;
   Status ChangePassword(std::string_view character_name, std::string_view old_password,
                         std::string_view new_password) override;

@@ -38,20 +38,6 @@ class io_context;
 
 namespace telos::gate {
 
-// Where a character joins and leaves the persistence layer (serve: StorePersistence).
-class CharacterRegistrar {
- public:
-  virtual ~CharacterRegistrar() = default;
-  // The character was claimed: saves from now on carry these fences.
-  virtual void Register(const std::string& name_key, const std::string& display_name,
-                        int64_t account_id, int64_t state_version, int64_t owner_epoch) = 0;
-  // The character left the world; its last save has been requested.
-  virtual void Unregister(const std::string& name_key) = 0;
-  // Blocks until any save still queued for the character is written (or a deadline passes),
-  // so that claiming it again reads its latest state. Called on the blocking pool.
-  virtual void AwaitSaved(const std::string& name_key) = 0;
-};
-
 struct GateOptions {
   std::string world_name = "Telos";
   world::Ref start_room;  // where new characters begin
@@ -65,10 +51,11 @@ class GateSession;
 
 class Gate {
  public:
-  // `registrar` may be null (a fleet gate: the world persists characters).
+  // `accounts` must hand out assertions (AssertingAccountDesk, RemoteAccountDesk): the world
+  // behind `link` admits a character only on one, and claims and persists it itself.
   Gate(GateOptions options, boost::asio::io_context& io, BlockingRunner blocking,
-       account::AccountDesk& accounts, WorldLink& link, CharacterRegistrar* registrar,
-       const Clock& clock, Logger& log, Metrics& metrics);
+       account::AccountDesk& accounts, WorldLink& link, const Clock& clock, Logger& log,
+       Metrics& metrics);
   ~Gate();
   Gate(const Gate&) = delete;
   Gate& operator=(const Gate&) = delete;

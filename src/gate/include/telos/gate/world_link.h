@@ -1,8 +1,9 @@
 // WorldLink: how the gate reaches the world for one player — the Link of DESIGN.md section 3.
 //
 // The gate never touches a zone: it enters a character, feeds it input and finally removes it
-// through this interface. In `telos serve` it is InProcessWorldLink over the local WorldHost;
-// the fleet adds an implementation over the gRPC Play stream.
+// through this interface. Its one implementation is FleetWorldLink, over the World service's
+// Play stream (gRPC in a fleet, in-process in `telos serve`): the world claims, loads and saves
+// the character itself, so the gate hands it nothing but the account service's assertion.
 //
 // Thread safety: every method may be called from any thread and never blocks on game logic.
 #pragma once
@@ -13,22 +14,15 @@
 #include <vector>
 
 #include "telos/base/status.h"
-#include "telos/world/character_state.h"
 #include "telos/world/ports.h"
-#include "telos/world/zone.h"
-
-namespace telos::world {
-class WorldHost;
-}
 
 namespace telos::gate {
 
 struct EnterRequest {
   std::string name_key;
   std::string display_name;
-  // In-process: the character to load. Unused in a fleet (the world loads it).
-  world::CharacterState state;
-  // In a fleet: the signed assertion from the account service. Empty in-process.
+  // The account service's signed assertion ("this account may play this character"), which
+  // the world verifies before it claims the character. A link refuses a request without one.
   std::string assertion;
 };
 
@@ -46,19 +40,6 @@ class WorldLink {
   // Everyone online, sorted by name.
   virtual std::vector<world::WhoEntry> Who() const = 0;
   virtual size_t online_count() const = 0;
-};
-
-class InProcessWorldLink final : public WorldLink {
- public:
-  explicit InProcessWorldLink(world::WorldHost& host) : host_(host) {}
-  Status Enter(EnterRequest request, std::shared_ptr<world::PlayerSink> sink) override;
-  Status Input(const std::string& name_key, std::string line) override;
-  void Remove(const std::string& name_key, std::function<void()> done) override;
-  std::vector<world::WhoEntry> Who() const override;
-  size_t online_count() const override;
-
- private:
-  world::WorldHost& host_;
 };
 
 }  // namespace telos::gate

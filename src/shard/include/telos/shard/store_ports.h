@@ -12,6 +12,8 @@
 // belongs on the blocking pool.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -21,18 +23,19 @@
 
 #include "telos/account/account_desk.h"
 #include "telos/base/blocking.h"
+#include "telos/base/clock.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
-#include "telos/gate/gate.h"
 #include "telos/shard/checkpoint_writer.h"
 #include "telos/store/character_saver.h"
 #include "telos/store/checkpoint_store.h"
 #include "telos/store/mail_store.h"
+#include "telos/world/character_state.h"
 #include "telos/world/ports.h"
 
 namespace telos::shard {
 
-class StorePersistence final : public world::CharacterPersistence, public gate::CharacterRegistrar {
+class StorePersistence final : public world::CharacterPersistence {
  public:
   StorePersistence(store::CharacterStore& store, Metrics& metrics, Logger& log,
                    store::CharacterSaver::Options options = {});
@@ -51,10 +54,11 @@ class StorePersistence final : public world::CharacterPersistence, public gate::
   // world::CharacterPersistence
   void RequestSave(world::CharacterSnapshot snapshot) override;
 
-  // gate::CharacterRegistrar
+  // The character was claimed (WorldShard admits it): saves from now on carry these fences.
   void Register(const std::string& name_key, const std::string& display_name, int64_t account_id,
-                int64_t state_version, int64_t owner_epoch) override;
-  void Unregister(const std::string& name_key) override;
+                int64_t state_version, int64_t owner_epoch);
+  // The character left the world; its last save has been requested.
+  void Unregister(const std::string& name_key);
   // A character playing while PostgreSQL is unreachable: nothing of it is ever written (its
   // saves are dropped quietly) until Unregister.
   void RegisterEphemeral(const std::string& name_key);
@@ -85,7 +89,9 @@ class StorePersistence final : public world::CharacterPersistence, public gate::
   // Shutdown: hands every held save to the store at the epoch it was made in; the store's zone
   // fence decides (written if no newer tenure of the zone has started).
   void SubmitHeld();
-  void AwaitSaved(const std::string& name_key) override;
+  // Blocks until any save still queued for the character is written (or a deadline passes),
+  // so that claiming it again reads its latest state. Call it on the blocking pool.
+  void AwaitSaved(const std::string& name_key);
 
   // Blocks until everything queued is written (shutdown). DeadlineExceeded after `timeout`.
   Status FlushAll(std::chrono::milliseconds timeout);

@@ -18,6 +18,7 @@
 
 #include "telos/base/status.h"
 #include "telos/world/content.h"
+#include "telos/world/names.h"  // NameKey, for every caller that has always found it here
 
 namespace telos::world {
 
@@ -73,8 +74,5 @@ CharacterState NewCharacter(std::string name, Ref start_room);
 std::string EncodeCharacter(const CharacterState& state);
 // InvalidArgument for malformed JSON, a missing field or a schema newer than this build.
 Result<CharacterState> DecodeCharacter(std::string_view json);
-
-// Lower-case form of a character name: the identity used by zones, routing and stores.
-std::string NameKey(std::string_view name);
 
 }  // namespace telos::world

@@ -63,6 +63,14 @@ class PlayerSink {
   virtual void Deliver(PlayerOutput output) = 0;
 };
 
+// One line of `who`. Here rather than beside the zone's router so that the session layer, which
+// lists who is online through its link to the world, needs no zone header.
+struct WhoEntry {
+  std::string name;
+  int level = 1;
+  std::string zone;
+};
+
 // Why a snapshot was taken; the saver may use it to prioritise (quit before periodic).
 enum class SaveReason { kPeriodic, kQuit, kFreeze, kLevel, kDeath };
 

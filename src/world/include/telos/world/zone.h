@@ -57,13 +57,6 @@ struct PlayerTransfer {
   Ref from_room;
 };
 
-// One line of `who`.
-struct WhoEntry {
-  std::string name;
-  int level = 1;
-  std::string zone;
-};
-
 // How a zone reaches the rest of the world. WorldHost implements it; called on the zone's
 // executor, must not block and must never call back into the calling zone synchronously.
 class ZoneRouter {
