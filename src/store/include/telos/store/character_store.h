@@ -38,6 +38,7 @@
 #include <string_view>
 #include <vector>
 
+#include "telos/base/limits.h"
 #include "telos/base/status.h"
 #include "telos/store/character_record.h"
 
