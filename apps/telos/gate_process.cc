@@ -1,6 +1,7 @@
 #include "gate_process.h"
 
 #include "telos/base/limits.h"
+#include "telos/base/utf8.h"
 #include "telos/directory/cluster_view.h"
 #include "telos/net/admin_routes.h"
 #include "version.h"
@@ -49,19 +50,28 @@ GateProcess::GateProcess(GateProcessOptions options, const world::Pack& pack,
           },
           clock, log, metrics) {
   net::AddAdminRoutes(front_.http(), metrics, [this, health_extra] {
-    std::string members = "\"role\":\"" + options_.role + "\",\"version\":\"" +
-                          std::string(kVersion) + "\",\"gate\":\"" + options_.gate_id +
-                          "\",\"sessions\":" + std::to_string(gate_.sessions()) +
-                          ",\"shards\":" + std::to_string(link_.ConnectedShards().size());
-    if (health_extra) members += "," + health_extra();
-    if (options_.role == "gate") members += ",\"players\":" + std::to_string(link_.online_count());
-    return net::HealthReport{true, members};
+    boost::json::object members{{"role", SanitizeUtf8(options_.role)},
+                                {"version", kVersion},
+                                {"gate", SanitizeUtf8(options_.gate_id)},
+                                {"sessions", gate_.sessions()},
+                                {"shards", link_.ConnectedShards().size()}};
+    // Transitional: the extra members still arrive as text (serve.cc); parsed, not pasted.
+    if (health_extra) {
+      for (auto& member : net::ParseLegacyHealthMembers(health_extra())) {
+        members.emplace(member.key(), std::move(member.value()));
+      }
+    }
+    if (options_.role == "gate") members.emplace("players", link_.online_count());
+    return net::HealthReport{true, std::move(members)};
   });
   std::vector<std::string> all_zones;
   for (const auto& zone : pack.zones) all_zones.push_back(zone.id);
   front_.http().Handle("/api/cluster", [this, &directory, all_zones](const net::HttpRequest&) {
     auto view = directory::ReadClusterView(directory, all_zones, options_.role, options_.gate_id);
-    if (!view.ok()) return net::HttpResponse::Json(503, "{\"error\":\"directory unavailable\"}");
+    if (!view.ok()) {
+      return net::HttpResponse::Json(
+          503, boost::json::serialize(boost::json::object{{"error", "directory unavailable"}}));
+    }
     return net::HttpResponse::Json(200, directory::ClusterViewJson(*view));
   });
   front_.http().Handle("/api/who", [this](const net::HttpRequest&) {

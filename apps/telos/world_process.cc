@@ -340,7 +340,7 @@ std::string WorldProcess::HealthMembers() const {
                               {"standby", keeper_.standby()},
                               {"gates", shard_.streams()}};
   health_.AddHealthMembers(members);
-  // Still text, the members without the braces, because serve_fleet.cc splices it into its
+  // Still text, the members without the braces, because serve.cc splices it into its
   // own; built by the library, so it is valid whatever the shard id holds.
   const std::string whole = boost::json::serialize(members);
   return whole.substr(1, whole.size() - 2);

@@ -210,7 +210,7 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
   net::HttpServer http(io, http_options, log);
   net::AddAdminRoutes(http, metrics, [&world] {
     boost::json::object members{{"role", "world"}, {"version", kVersion}};
-    // Transitional: WorldProcess still hands its members over as text (serve_fleet.cc reads it).
+    // Transitional: WorldProcess still hands its members over as text (serve.cc reads it).
     for (auto& member : net::ParseLegacyHealthMembers(world.HealthMembers())) {
       members.emplace(member.key(), std::move(member.value()));
     }
