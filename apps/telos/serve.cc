@@ -45,7 +45,7 @@ Result<ServeSettings> ReadServeSettings(const Config& config) {
   TELOS_READ_SETTING(s.save_interval_ms, config.Int("TELOS_SAVE_INTERVAL_MS", 0, 0, 3600 * 1000));
   TELOS_READ_SETTING(
       s.checkpoint_interval_ms,
-      config.Int("TELOS_CHECKPOINT_INTERVAL_MS", s.checkpoint_interval_ms, 100, 3600 * 1000));
+      config.Int("TELOS_CHECKPOINT_INTERVAL_MS", s.checkpoint_interval_ms, 0, 3600 * 1000));
   TELOS_READ_SETTING(s.output_pulse_ms, config.Int("TELOS_OUTPUT_PULSE_MS", s.output_pulse_ms, 0,
                                                    limits::kOutputPulseMsMax));
   TELOS_READ_SETTING(s.password_memory_kib, config.Int("TELOS_PASSWORD_MEMORY_KIB",
@@ -108,6 +108,9 @@ int RunServe(const ServeSettings& settings, const Config& config) {
   world_settings.shard_id = kServeShardId;
   world_settings.listen_address.clear();  // gates reach it in process only
   world_settings.advertise = kServeEndpoint;
+  world_settings.checkpoint_interval_ms =
+      OrDefault(settings.checkpoint_interval_ms,
+                OrDefault(settings.save_interval_ms, limits::kCharacterSaveIntervalMs));
   return RunServeParts(
       settings,
       ServeParts{.world = std::move(world_settings),
@@ -134,7 +137,9 @@ int RunServeParts(const ServeSettings& settings, ServeParts parts, const Clock& 
   world_settings.content_dir = settings.content_dir;
   world_settings.link_dead_ms = settings.link_dead_ms;
   world_settings.save_interval_ms = settings.save_interval_ms;
-  world_settings.checkpoint_interval_ms = settings.checkpoint_interval_ms;
+  if (settings.checkpoint_interval_ms != 0) {
+    world_settings.checkpoint_interval_ms = settings.checkpoint_interval_ms;
+  }
   world_settings.output_pulse_ms = settings.output_pulse_ms;
   world_settings.seed = settings.seed;
 

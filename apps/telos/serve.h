@@ -22,10 +22,12 @@ struct ServeSettings {
   int64_t io_threads = 2;
   int64_t zone_threads = 2;  // the zones' own loop (RoleThreads::zone_io)
   int64_t blocking_threads = 4;
-  int64_t link_dead_ms = 0;                 // 0: the default from limits.h
-  int64_t login_timeout_ms = 0;             // 0: the default from limits.h
-  int64_t save_interval_ms = 0;             // 0: the default from limits.h
-  int64_t checkpoint_interval_ms = 10'000;  // a playing character's checkpoint (what a crash loses)
+  int64_t link_dead_ms = 0;      // 0: the default from limits.h
+  int64_t login_timeout_ms = 0;  // 0: the default from limits.h
+  int64_t save_interval_ms = 0;  // 0: the default from limits.h
+  // A playing character's checkpoint (what a crash can lose). 0: embedded, the save interval
+  // (a checkpoint in the same SQLite file would only add writes); in a fleet, the world's 10 s.
+  int64_t checkpoint_interval_ms = 0;
   int64_t output_pulse_ms = limits::kOutputPulseMsDefault;  // 0: nobody's output waits
   int64_t password_memory_kib = 19 * 1024;
   int64_t password_passes = 2;

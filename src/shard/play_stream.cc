@@ -35,7 +35,8 @@ bool StreamHandle::Send(size_t approx_bytes,
                         const std::function<void(telos::v1::ShardFrame&)>& add) {
   std::unique_lock lock(mu_);
   if (wire_ == nullptr || finished_ || reads_ended_) return false;
-  if (pending_outputs_ >= kPendingOutputsMax || pending_bytes_ + approx_bytes > kPendingBytesMax) {
+  if (pending_outputs_ >= bounds_.outputs_max ||
+      pending_bytes_ + approx_bytes > bounds_.bytes_max) {
     // The gate is far behind: shed this output rather than grow a frame past the message
     // limit (which would end the whole stream, every session on it).
     if (dropped_ != nullptr) dropped_->Increment();
@@ -203,7 +204,11 @@ InProcessPlayWire::InProcessPlayWire(WorldShard& shard, std::shared_ptr<rpc::Pla
       gate_(std::move(gate)) {}
 
 void InProcessPlayWire::Open() {
-  handle_ = std::make_shared<StreamHandle>(this, dropped_);
+  // One stream carries every player of the process, with no message size to keep under.
+  handle_ = std::make_shared<StreamHandle>(
+      this, dropped_,
+      StreamBounds{.outputs_max = limits::kInProcessPlayPendingOutputsMax,
+                   .bytes_max = limits::kInProcessPlayPendingBytesMax});
 }
 
 void InProcessPlayWire::WriteFrame(const telos::v1::ShardFrame* frame) {

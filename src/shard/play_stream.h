@@ -42,10 +42,18 @@ class PlayWire {
   virtual void End(grpc::Status status) = 0;
 };
 
+// How much one stream's pending frame may hold before output is shed.
+struct StreamBounds {
+  size_t outputs_max = 0;
+  size_t bytes_max = 0;
+};
+
 class StreamHandle : public std::enable_shared_from_this<StreamHandle> {
  public:
   // `dropped` (may be null) counts output shed for a gate that is too far behind.
-  StreamHandle(PlayWire* wire, prometheus::Counter* dropped) : wire_(wire), dropped_(dropped) {}
+  StreamHandle(PlayWire* wire, prometheus::Counter* dropped,
+               StreamBounds bounds = StreamBounds{kPendingOutputsMax, kPendingBytesMax})
+      : wire_(wire), dropped_(dropped), bounds_(bounds) {}
 
   // Adds to the next frame (about `approx_bytes` of it) and starts a write if none is in
   // flight. False once the stream ended, or when the frame is full (the output is shed).
@@ -79,6 +87,7 @@ class StreamHandle : public std::enable_shared_from_this<StreamHandle> {
   mutable std::mutex mu_;
   PlayWire* wire_;  // null once done
   prometheus::Counter* const dropped_;
+  const StreamBounds bounds_;
   std::string gate_id_;
   std::map<uint64_t, std::string> sessions_;  // session -> character name key
   telos::v1::ShardFrame pending_;

@@ -170,6 +170,11 @@ inline constexpr size_t kPlayStreamPendingOutputsMax = 65'536;  // Outputs in on
 inline constexpr size_t kPlayStreamPendingBytesMax = 2 * 1024 * 1024;
 // Outputs kept per link-dead or arriving session until it binds; the oldest go first.
 inline constexpr size_t kPlayStreamBufferedOutputsMax = 512;
+// An in-process Play stream (telos serve) carries every player of the process and has no message
+// size to respect: its pending frame is bounded for memory alone. Each connection's own bound
+// (kSessionPendingWriteBytesMax) applies after it.
+inline constexpr size_t kInProcessPlayPendingOutputsMax = 1'048'576;
+inline constexpr size_t kInProcessPlayPendingBytesMax = 64 * 1024 * 1024;
 
 // --- A gate's link to the fleet of worlds (src/gate/fleet_world_link)
 inline constexpr size_t kFleetLinkQueuedLinesMax = 32;  // input held while between shards

@@ -117,9 +117,9 @@ class PasswordPort {
  public:
   virtual ~PasswordPort() = default;
   // PermissionDenied when `old_password` is wrong; InvalidArgument when `new_password` is weak.
+  // Neither password may appear in a log line or in the status message.
   virtual void Change(std::string name_key, std::string old_password, std::string new_password,
                       std::function<void(Status)> done) = 0;
 };
 
 }  // namespace telos::world
-  // Neither password may appear in a log line or in the status message.
