@@ -174,12 +174,14 @@ class InProcessShardStream final : public ShardStream,
     telos::v1::GateFrame hello;
     hello.mutable_hello()->set_gate_id(gate_id);
     std::lock_guard lock(mu_);
-    if (closed_) return;
     shard_end_ = std::move(end);
     begun_ = true;
     PostLocked(std::move(hello));
     for (auto& frame : queue_) PostLocked(std::move(frame));
     queue_.clear();
+    // Cancelled before it began (the link stopping as a redirect opened it): end it now, so
+    // the shard ends its side and the link hears OnStreamDone.
+    if (cancelled_) PostGoneLocked();
   }
 
   bool Write(telos::v1::GateFrame frame) override {
@@ -200,11 +202,9 @@ class InProcessShardStream final : public ShardStream,
 
   void Cancel() override {
     std::lock_guard lock(mu_);
-    if (closed_ || cancelled_ || !begun_) return;
+    if (closed_ || cancelled_) return;
     cancelled_ = true;
-    asio::post(strand_, [self = shared_from_this()] {
-      if (auto end = self->ShardEnd()) end->OnGateGone();
-    });
+    if (begun_) PostGoneLocked();  // else Begin() does it
   }
 
   // rpc::PlayGateEnd
@@ -226,6 +226,11 @@ class InProcessShardStream final : public ShardStream,
   void PostLocked(telos::v1::GateFrame frame) {
     asio::post(strand_, [self = shared_from_this(), frame = std::move(frame)] {
       if (auto end = self->ShardEnd()) end->OnGateFrame(frame);
+    });
+  }
+  void PostGoneLocked() {
+    asio::post(strand_, [self = shared_from_this()] {
+      if (auto end = self->ShardEnd()) end->OnGateGone();
     });
   }
   std::shared_ptr<rpc::PlayShardEnd> ShardEnd() {

@@ -72,7 +72,9 @@ TEST(RedisUrlTest, BadUrlsAreRefused) {
        }) {
     Result<Address> a = ParseUrl(bad);
     EXPECT_FALSE(a.ok()) << "'" << bad << "' was accepted";
-    if (!a.ok()) EXPECT_EQ(a.status().code(), StatusCode::kInvalidArgument) << bad;
+    if (!a.ok()) {
+      EXPECT_EQ(a.status().code(), StatusCode::kInvalidArgument) << bad;
+    }
   }
 }
 

@@ -552,12 +552,14 @@ Status ZoneLeaseKeeper::Adopt(const std::string& zone, uint64_t epoch) {
   std::future<Status> done = request->done.get_future();
   {
     std::unique_lock lock(mu_);
+    // Stopping (or stopped: the zones are being frozen out): a zone started now would be
+    // neither drained nor saved by this stop.
+    if (stopping_) return Status::Unavailable("shard " + options_.shard_id + " is stopping");
     if (!running_) {
       // Before Start() (or in a test driving Tick() by hand) the caller is the owner's thread.
       lock.unlock();
       return AdoptNow(zone, epoch);
     }
-    if (stopping_) return Status::Unavailable("shard " + options_.shard_id + " is stopping");
     adoptions_.push_back(request);
   }
   wake_.notify_all();

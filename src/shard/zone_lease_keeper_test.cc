@@ -681,6 +681,24 @@ TEST_F(ZoneLeaseKeeperTest, AnAdoptionIsCarriedOutByTheKeepersOwnThread) {
   EXPECT_TRUE(host_b.hosting.contains("town"));
 }
 
+// Once the keeper has stopped (its shard is freezing its zones out), an adoption is refused: a
+// zone started now would be neither drained nor saved by the stop.
+TEST_F(ZoneLeaseKeeperTest, AnAdoptionAfterStopIsRefused) {
+  FakeHost host_a, host_b;
+  auto a = Keeper(Options("A", "10.0.0.1:7000"), host_a);
+  auto b = Keeper(Options("B", "10.0.0.2:7000"), host_b);
+  ASSERT_TRUE(a->Register().ok());
+  a->Tick();
+  ASSERT_TRUE(b->Register().ok());
+  b->Start();
+  b->Stop(/*release=*/false);
+  auto moved = dir_.TransferZone("town", "A", 1, "B", kTtlMs);
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  EXPECT_EQ(b->Adopt("town", moved->epoch).code(), StatusCode::kUnavailable);
+  EXPECT_FALSE(host_b.hosting.contains("town"));
+  EXPECT_THAT(b->held(), IsEmpty());
+}
+
 TEST_F(ZoneLeaseKeeperTest, APeerAdoptsATransferredLeaseAndKeepsRenewingIt) {
   FakeHost host_a, host_b;
   auto a = Keeper(Options("A", "10.0.0.1:7000"), host_a);
