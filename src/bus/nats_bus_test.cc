@@ -306,7 +306,9 @@ TEST(NatsBus, CredentialsAreCheckedBeforeConnecting) {
        }) {
     auto bus = NatsBus::Connect(with(bad), logger);
     EXPECT_EQ(bus.status().code(), StatusCode::kInvalidArgument);
-    if (!bus.ok()) EXPECT_EQ(bus.status().message().find("pw"), std::string::npos);
+    if (!bus.ok()) {
+      EXPECT_EQ(bus.status().message().find("pw"), std::string::npos);
+    }
   }
 }
 
