@@ -306,6 +306,10 @@ def plot(out_dir, rows, title):
     if not shutil.which("gnuplot"):
         log("gnuplot not found (apt-get install gnuplot-nox): no plot")
         return None
+    if not rows:
+        # Every step timed out: nothing to draw, and gnuplot fails on an empty file.
+        log("no finished step: no plot")
+        return None
     script = """
 set terminal pngcairo size 900,540 noenhanced
 set output '{png}'
