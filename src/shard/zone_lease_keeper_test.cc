@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "telos/base/assert.h"
 #include "telos/base/clock.h"
 #include "telos/directory/forwarding_directory.h"
 #include "telos/directory/memory_directory.h"
@@ -131,6 +132,16 @@ class ZoneLeaseKeeperTest : public ::testing::Test {
     auto owner = dir_.OwnerOfZone(zone);
     EXPECT_TRUE(owner.ok()) << owner.status().ToString();
     return owner.ok() ? *owner : std::nullopt;
+  }
+  // A, which has won the whole pool, and B, registered beside it and holding nothing yet.
+  std::pair<std::unique_ptr<ZoneLeaseKeeper>, std::unique_ptr<ZoneLeaseKeeper>> HolderAndPeer(
+      FakeHost& host_a, FakeHost& host_b) {
+    auto a = Keeper(Options("A", "10.0.0.1:7000"), host_a);
+    auto b = Keeper(Options("B", "10.0.0.2:7000"), host_b);
+    RELEASE_ASSERT(a->Register().ok(), "A registers");
+    a->Tick();
+    RELEASE_ASSERT(b->Register().ok(), "B registers");
+    return {std::move(a), std::move(b)};
   }
   void Advance(int64_t ms) { clock_.Advance(Millis(ms)); }
   int LogCount(const std::string& msg) const {
@@ -652,18 +663,12 @@ TEST(ZoneLeaseKeeperThread, StopsAnUnconfirmableZoneAtItsFenceBetweenPasses) {
 namespace telos::shard {
 namespace {
 
-// A drain moves a lease in one fenced step; the peer adopts it at the new epoch, hosts the zone
-// at once and renews it from then on, and nobody can adopt at a stale epoch.
 // A draining peer's Adopt arrives on a pool thread while this keeper's own thread runs its
 // passes: the host is still driven from that one thread (ZoneHosting's contract), never from
 // the caller's, so an adoption and a pass cannot start the zone at once.
 TEST_F(ZoneLeaseKeeperTest, AnAdoptionIsCarriedOutByTheKeepersOwnThread) {
   FakeHost host_a, host_b;
-  auto a = Keeper(Options("A", "10.0.0.1:7000"), host_a);
-  auto b = Keeper(Options("B", "10.0.0.2:7000"), host_b);
-  ASSERT_TRUE(a->Register().ok());
-  a->Tick();
-  ASSERT_TRUE(b->Register().ok());
+  auto [a, b] = HolderAndPeer(host_a, host_b);
   b->Start();
   auto moved = dir_.TransferZone("town", "A", 1, "B", kTtlMs);
   ASSERT_TRUE(moved.ok()) << moved.status().ToString();
@@ -685,11 +690,7 @@ TEST_F(ZoneLeaseKeeperTest, AnAdoptionIsCarriedOutByTheKeepersOwnThread) {
 // zone started now would be neither drained nor saved by the stop.
 TEST_F(ZoneLeaseKeeperTest, AnAdoptionAfterStopIsRefused) {
   FakeHost host_a, host_b;
-  auto a = Keeper(Options("A", "10.0.0.1:7000"), host_a);
-  auto b = Keeper(Options("B", "10.0.0.2:7000"), host_b);
-  ASSERT_TRUE(a->Register().ok());
-  a->Tick();
-  ASSERT_TRUE(b->Register().ok());
+  auto [a, b] = HolderAndPeer(host_a, host_b);
   b->Start();
   b->Stop(/*release=*/false);
   auto moved = dir_.TransferZone("town", "A", 1, "B", kTtlMs);
@@ -699,13 +700,11 @@ TEST_F(ZoneLeaseKeeperTest, AnAdoptionAfterStopIsRefused) {
   EXPECT_THAT(b->held(), IsEmpty());
 }
 
+// A drain moves a lease in one fenced step; the peer adopts it at the new epoch, hosts the zone
+// at once and renews it from then on, and nobody can adopt at a stale epoch.
 TEST_F(ZoneLeaseKeeperTest, APeerAdoptsATransferredLeaseAndKeepsRenewingIt) {
   FakeHost host_a, host_b;
-  auto a = Keeper(Options("A", "10.0.0.1:7000"), host_a);
-  auto b = Keeper(Options("B", "10.0.0.2:7000"), host_b);
-  ASSERT_TRUE(a->Register().ok());
-  a->Tick();
-  ASSERT_TRUE(b->Register().ok());
+  auto [a, b] = HolderAndPeer(host_a, host_b);
   b->Tick();
   ASSERT_TRUE(b->standby());
 
