@@ -36,6 +36,7 @@ BORDER = ("town:west_gate", "west", "forest:forest_edge", "east")
 RESTORE_MOVES_S = 26  # 80 movement points come back at 16 per 5 s while resting
 STEP_PAUSE_S = 0.1    # the probe's pace: under the per-connection input limit set below
 INPUT_LINES_PER_SECOND = "20"
+CLOSED_WAY_TIMEOUT_S = 30  # for every world to learn who owns the zone over the border
 SWARM_LOGIN_MARGIN_S = 30  # past the ramp, for the last logins before the probe goes anyway
 
 
@@ -127,12 +128,21 @@ def run_probe(port, crossings):
         probe.expect("Exits", mark)
         time.sleep(STEP_PAUSE_S)
     samples = []
+    closed_deadline = time.monotonic() + CLOSED_WAY_TIMEOUT_S
     while len(samples) < crossings:
         direction, target = (out, there) if len(samples) % 2 == 0 else (back, here)
         mark = len(probe.text)
         sent = time.monotonic()
         probe.send(direction)
-        arrived, seen = probe.expect((names[target], "too exhausted"), mark)
+        arrived, seen = probe.expect((names[target], "too exhausted", "closed for now"), mark)
+        if seen == "closed for now":
+            # The world has not yet learnt who owns the next zone (its route view refreshes on a
+            # timer after the fleet is up): not a handoff, so not measured; try again shortly.
+            if time.monotonic() > closed_deadline:
+                raise RuntimeError("the way %s stayed closed for %d s" % (direction,
+                                                                         CLOSED_WAY_TIMEOUT_S))
+            time.sleep(STEP_PAUSE_S)
+            continue
         if seen == "too exhausted":
             # Out of movement points: rest until they are back (not measured), then go on.
             probe.send("rest")
