@@ -29,6 +29,26 @@ bool ValidSubject(std::string_view s, bool allow_wildcards) {
   }
 }
 
+bool SubjectMatches(std::string_view pattern, std::string_view subject) {
+  size_t p = 0;
+  size_t s = 0;
+  while (true) {
+    const size_t p_dot = pattern.find('.', p);
+    const size_t s_dot = subject.find('.', s);
+    const std::string_view p_token =
+        pattern.substr(p, p_dot == std::string_view::npos ? std::string_view::npos : p_dot - p);
+    if (p_token == ">") return true;  // one or more tokens are left: the loop stops at the last
+    const std::string_view s_token =
+        subject.substr(s, s_dot == std::string_view::npos ? std::string_view::npos : s_dot - s);
+    if (p_token != "*" && p_token != s_token) return false;
+    const bool p_last = p_dot == std::string_view::npos;
+    const bool s_last = s_dot == std::string_view::npos;
+    if (p_last || s_last) return p_last && s_last;
+    p = p_dot + 1;
+    s = s_dot + 1;
+  }
+}
+
 std::string SubjectToken(std::string_view text) {
   if (text.empty()) return "_";
   static constexpr char kHex[] = "0123456789abcdef";

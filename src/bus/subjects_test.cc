@@ -52,6 +52,22 @@ TEST(ValidSubject, LengthIsBounded) {
   EXPECT_FALSE(ValidSubject(std::string(kSubjectBytesMax + 1, 'a'), false));
 }
 
+TEST(SubjectMatches, LiteralsStarsAndTails) {
+  EXPECT_TRUE(SubjectMatches("events.boss", "events.boss"));
+  EXPECT_FALSE(SubjectMatches("events.boss", "events.boss.kill"));
+  EXPECT_FALSE(SubjectMatches("events.boss.kill", "events.boss"));
+  EXPECT_FALSE(SubjectMatches("events.boss", "events.bos"));
+  EXPECT_TRUE(SubjectMatches("events.*.kill", "events.boss.kill"));
+  EXPECT_FALSE(SubjectMatches("events.*.kill", "events.boss.first.kill"));
+  EXPECT_TRUE(SubjectMatches("events.>", "events.boss"));
+  EXPECT_TRUE(SubjectMatches("events.>", "events.boss.kill"));
+  EXPECT_FALSE(SubjectMatches("events.>", "events"));
+  EXPECT_FALSE(SubjectMatches("events.>", "records.boss"));
+  EXPECT_TRUE(SubjectMatches(">", "anything.at.all"));
+  EXPECT_TRUE(SubjectMatches("*", "one"));
+  EXPECT_FALSE(SubjectMatches("*", "one.two"));
+}
+
 TEST(SubjectToken, KeepsLowercaseLettersAndDigits) {
   EXPECT_EQ(SubjectToken("gandalf42"), "gandalf42");
   EXPECT_EQ(SubjectToken("a"), "a");

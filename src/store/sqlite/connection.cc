@@ -112,6 +112,11 @@ Query& Query::Bind(int index, std::string_view text) {
   return *this;
 }
 
+Query& Query::BindBlob(int index, std::string_view bytes) {
+  sqlite3_bind_blob64(stmt_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+  return *this;
+}
+
 Result<bool> Query::Step(std::string_view what) {
   const int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
@@ -133,6 +138,12 @@ std::string Query::Text(int column) const {
   const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
   const int bytes = sqlite3_column_bytes(stmt_, column);
   return text == nullptr ? std::string() : std::string(text, static_cast<size_t>(bytes));
+}
+
+std::string Query::Blob(int column) const {
+  const auto* bytes = static_cast<const char*>(sqlite3_column_blob(stmt_, column));
+  const int size = sqlite3_column_bytes(stmt_, column);
+  return bytes == nullptr ? std::string() : std::string(bytes, static_cast<size_t>(size));
 }
 
 Transaction::~Transaction() {

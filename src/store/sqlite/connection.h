@@ -19,6 +19,13 @@
 
 #include "telos/base/status.h"
 
+// Prepares (or fetches from the cache) `sql` and declares a Query named `var` over it; returns
+// the error from the enclosing function when preparing fails.
+#define TELOS_SQL_QUERY(var, conn, sql)             \
+  auto var##_stmt = (conn).Prepare(sql);            \
+  if (!var##_stmt.ok()) return var##_stmt.status(); \
+  ::telos::store::sqlite::Query var((conn), *var##_stmt)
+
 namespace telos::store::sqlite {
 
 // Maps a result code to a Status: busy/locked/I-O trouble -> Unavailable; unique or primary
@@ -61,6 +68,8 @@ class Query {
 
   Query& Bind(int index, int64_t value);
   Query& Bind(int index, std::string_view text);
+  // Bytes for a BLOB column (a STRICT table refuses text there).
+  Query& BindBlob(int index, std::string_view bytes);
 
   // True when a row is ready, false when the statement is done.
   Result<bool> Step(std::string_view what);
@@ -69,6 +78,7 @@ class Query {
 
   int64_t Int(int column) const;
   std::string Text(int column) const;
+  std::string Blob(int column) const;
 
  private:
   Connection& conn_;

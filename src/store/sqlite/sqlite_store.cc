@@ -12,13 +12,6 @@
 #include "sqlite/migrations.h"
 #include "telos/base/limits.h"
 
-// Prepares (or fetches from the cache) `sql` and declares a Query named `var` over it; returns
-// the error from the enclosing function when preparing fails.
-#define TELOS_SQL_QUERY(var, conn, sql)             \
-  auto var##_stmt = (conn).Prepare(sql);            \
-  if (!var##_stmt.ok()) return var##_stmt.status(); \
-  ::telos::store::sqlite::Query var((conn), *var##_stmt)
-
 namespace telos::store {
 namespace {
 
@@ -683,5 +676,3 @@ int64_t SqliteSchemaVersionKnown() {
 }
 
 }  // namespace telos::store
-
-#undef TELOS_SQL_QUERY

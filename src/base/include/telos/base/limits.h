@@ -191,6 +191,12 @@ inline constexpr size_t kBusSubjectBytesMax = 512;
 inline constexpr size_t kBusMessageBytesMax = 1024 * 1024;
 inline constexpr size_t kBusPendingRequestsMax = 65'536;  // requests of one bus awaiting answers
 inline constexpr int64_t kBusRequestTimeoutMsMax = 24 * 3'600'000;  // timeouts are clamped to it
+
+// --- Durable streams (src/bus/durable.h and its backends)
+inline constexpr size_t kDurableNameBytesMax = 64;    // a stream or durable consumer name
+inline constexpr size_t kDurableMsgIdBytesMax = 128;  // a publish's deduplication id
+// How long one JetStream call (publish ack, stream or consumer admin) may wait for the server.
+inline constexpr int64_t kDurableCallTimeoutMsMax = 5'000;
 // Deliveries queued per in-process subscription (InProcessBusOptions' default).
 inline constexpr size_t kInProcessBusDeliveryQueueDepthMaxDefault = 65'536;
 

@@ -116,6 +116,10 @@ class Bus {
 // anywhere.
 bool ValidSubject(std::string_view s, bool allow_wildcards);
 
+// Whether `pattern` (a valid subject, wildcards allowed) matches `subject` (a valid subject
+// without wildcards), by the rules above.
+bool SubjectMatches(std::string_view pattern, std::string_view subject);
+
 // Makes any text (a player name, a zone id) safe as exactly one subject token. Lowercase ASCII
 // letters and digits are kept; every other byte (upper case, '.', '*', '>', '_', spaces, UTF-8)
 // becomes '_' and two lowercase hex digits, so distinct texts give distinct tokens ("A" is
