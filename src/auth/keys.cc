@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <system_error>
+#include <utility>
 
 #include "crypto_util.h"
 #include "telos/base/assert.h"
@@ -178,11 +179,27 @@ Status WriteNewFile(const std::string& path, std::string_view contents, mode_t m
 
 // ------------------------------------------------------------------ VerifyKey
 
+VerifyKey::VerifyKey() {
+  SetId();
+}
+
+void VerifyKey::SetId() {
+  internal::EnsureSodium();
+  // BLAKE2b's shortest output is 16 bytes; the id keeps the first half of it.
+  std::array<unsigned char, crypto_generichash_BYTES_MIN> hash{};
+  const int rc = crypto_generichash(hash.data(), hash.size(), public_key_.data(),
+                                    public_key_.size(), nullptr, 0);
+  RELEASE_ASSERT(rc == 0, "crypto_generichash failed");
+  static_assert(kKeyIdChars % 2 == 0 && kKeyIdChars / 2 <= crypto_generichash_BYTES_MIN);
+  id_ = internal::HexEncode(hash.data(), kKeyIdChars / 2);
+}
+
 Result<VerifyKey> VerifyKey::FromHex(std::string_view hex) {
   VerifyKey key;
   if (!HexDecode(hex, key.public_key_)) {
     return Status::InvalidArgument("a verify key must be exactly 64 hex digits");
   }
+  key.SetId();
   return key;
 }
 
@@ -205,6 +222,43 @@ bool VerifyKey::Verify(std::string_view message, std::string_view signature) con
                                      public_key_.data()) == 0;
 }
 
+// ------------------------------------------------------------------ KeyRing
+
+KeyRing::KeyRing(const VerifyKey& current) : current_(current) {}
+
+KeyRing::KeyRing(const VerifyKey& current, std::optional<VerifyKey> previous)
+    : current_(current), previous_(std::move(previous)) {
+  if (previous_ && previous_->id() == current_.id()) previous_.reset();
+}
+
+const VerifyKey* KeyRing::Find(std::string_view key_id) const {
+  if (key_id == current_.id()) return &current_;
+  if (previous_ && key_id == previous_->id()) return &*previous_;
+  return nullptr;
+}
+
+std::string KeyRing::Ids() const {
+  return previous_ ? current_.id() + ", " + previous_->id() : current_.id();
+}
+
+Result<std::optional<VerifyKey>> VerifyKeyFromConfig(const Config& config,
+                                                     std::string_view variable) {
+  auto text = config.Secret(variable, "");
+  if (!text.ok()) return text.status();
+  std::string_view hex = *text;
+  while (!hex.empty() &&
+         (hex.back() == '\n' || hex.back() == '\r' || hex.back() == ' ' || hex.back() == '\t')) {
+    hex.remove_suffix(1);
+  }
+  if (hex.empty()) return std::optional<VerifyKey>();
+  auto key = VerifyKey::FromHex(hex);
+  if (!key.ok()) {
+    return Status::InvalidArgument(std::string(variable) + " (or " + std::string(variable) +
+                                   "_FILE): " + key.status().message());
+  }
+  return std::optional<VerifyKey>(*key);
+}
+
 // ------------------------------------------------------------------ SigningKey
 
 SigningKey SigningKey::Generate() {
@@ -212,6 +266,7 @@ SigningKey SigningKey::Generate() {
   SigningKey key;
   const int rc = crypto_sign_keypair(key.verify_.public_key_.data(), key.secret_key_.data());
   RELEASE_ASSERT(rc == 0, "crypto_sign_keypair failed");
+  key.verify_.SetId();
   return key;
 }
 
@@ -227,6 +282,7 @@ Result<SigningKey> SigningKey::FromSeedHex(std::string_view hex) {
       crypto_sign_seed_keypair(key.verify_.public_key_.data(), key.secret_key_.data(), seed.data());
   sodium_memzero(seed.data(), seed.size());
   RELEASE_ASSERT(rc == 0, "crypto_sign_seed_keypair failed");
+  key.verify_.SetId();
   return key;
 }
 
@@ -294,6 +350,88 @@ std::string SigningKey::Sign(std::string_view message) const {
                                       Bytes(message), message.size(), secret_key_.data());
   RELEASE_ASSERT(rc == 0, "crypto_sign_detached failed");
   return signature;
+}
+
+// ------------------------------------------------------------------ rotation
+
+namespace {
+
+// Whether `path` names anything (a dangling symlink included); an error other than "no such
+// file" is reported rather than guessed at.
+Result<bool> PathExists(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) return true;
+  const int error = errno;
+  if (error == ENOENT) return false;
+  return Status::InvalidArgument(path + ": cannot stat: " + ErrnoText(error));
+}
+
+Status RenameReplacing(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    const int error = errno;
+    return Status::InvalidArgument("cannot rename " + from + " to " + to + ": " + ErrnoText(error));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<KeyRotation> RotateKeyFiles(const std::string& dir, const std::string& name) {
+  const auto path = [&dir](const std::string& file) {
+    return (std::filesystem::path(dir) / file).string();
+  };
+  const std::string key_path = path(name + ".key");
+  const std::string pub_path = path(name + ".pub");
+  const std::string previous_key_path = path(name + ".previous.key");
+  const std::string previous_pub_path = path(name + ".previous.pub");
+  const std::string next_name = name + ".next";
+
+  // The pair in service must be whole and consistent: retiring a public key that is not the
+  // signer's would leave the fleet accepting a key nobody signs with and refusing the one in use.
+  auto current = SigningKey::LoadFile(key_path);
+  if (!current.ok()) {
+    if (current.status().code() == StatusCode::kNotFound) {
+      return Status::NotFound(key_path + ": no key pair to rotate (make one without --rotate)");
+    }
+    return current.status();
+  }
+  auto current_pub = VerifyKey::LoadFile(pub_path);
+  if (!current_pub.ok()) return current_pub.status();
+  if (current_pub->id() != current->id()) {
+    return Status::FailedPrecondition(pub_path + " (key id " + current_pub->id() +
+                                      ") is not the public half of " + key_path + " (key id " +
+                                      current->id() + ")");
+  }
+
+  KeyRotation rotation;
+  rotation.previous_id = current->id();
+  auto had_previous = PathExists(previous_pub_path);
+  if (!had_previous.ok()) return had_previous.status();
+  if (*had_previous) {
+    // Only to report which key stops working; an unreadable file is replaced all the same.
+    if (auto dropped = VerifyKey::LoadFile(previous_pub_path); dropped.ok()) {
+      rotation.dropped_id = dropped->id();
+    } else {
+      rotation.dropped_id = "unreadable";
+    }
+  }
+
+  // The new pair is written whole under a temporary name first, so no step below can leave a
+  // half-written key under a name the fleet reads. WriteFiles refuses an existing `.next` pair.
+  const SigningKey fresh = SigningKey::Generate();
+  TELOS_RETURN_IF_ERROR(fresh.WriteFiles(dir, next_name));
+  rotation.current_id = fresh.id();
+
+  // Each rename within one directory is atomic and replaces its target. Between two of them a
+  // name may be missing for a moment; that is harmless because processes read their keys only
+  // at start, and the operator restarts them after this returns.
+  TELOS_RETURN_IF_ERROR(RenameReplacing(key_path, previous_key_path));
+  TELOS_RETURN_IF_ERROR(RenameReplacing(pub_path, previous_pub_path));
+  TELOS_RETURN_IF_ERROR(RenameReplacing(path(next_name + ".key"), key_path));
+  TELOS_RETURN_IF_ERROR(RenameReplacing(path(next_name + ".pub"), pub_path));
+  FileDescriptor dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() >= 0) ::fsync(dir_fd.get());
+  return rotation;
 }
 
 }  // namespace telos::auth

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "telos/base/assert.h"
@@ -245,6 +246,160 @@ TEST(KeyFiles, TrailingNewlineIsOptionalAndGarbageNamesTheFile) {
 TEST(KeyFiles, DirectoryIsNotAKeyFile) {
   TempDir dir;
   EXPECT_EQ(VerifyKey::LoadFile(dir.path().string()).status().code(), StatusCode::kInvalidArgument);
+}
+
+// ------------------------------------------------------------------ key ids and rings
+
+TEST(KeyIds, IdIsTheFirstHalfOfTheBlake2bOfThePublicKey) {
+  // hashlib.blake2b(public_key, digest_size=16).hexdigest()[:16] for the RFC 8032 key.
+  auto key = SigningKey::FromSeedHex(kRfcSeed);
+  ASSERT_TRUE(key.ok());
+  EXPECT_EQ(key->id(), "a704f70b2e6621fc");
+  EXPECT_EQ(key->verify_key().id(), "a704f70b2e6621fc");
+  EXPECT_EQ(VerifyKey::FromHex(kRfcPublic)->id(), "a704f70b2e6621fc");
+  EXPECT_EQ(VerifyKey().id(), "ff0f22492f44bac4");  // the all-zero key has an id too
+}
+
+TEST(KeyIds, EveryWayToMakeAKeyGivesItsId) {
+  TempDir dir;
+  const SigningKey key = SigningKey::Generate();
+  ASSERT_EQ(key.id().size(), kKeyIdChars);
+  for (const char c : key.id()) EXPECT_TRUE(std::isxdigit(c) && !std::isupper(c)) << key.id();
+  ASSERT_TRUE(key.WriteFiles(dir.path().string(), "k").ok());
+  EXPECT_EQ(SigningKey::LoadFile(dir.File("k.key"))->id(), key.id());
+  EXPECT_EQ(VerifyKey::LoadFile(dir.File("k.pub"))->id(), key.id());
+  EXPECT_EQ(SigningKey::FromSeedHex(key.SeedHex())->id(), key.id());
+  EXPECT_NE(SigningKey::Generate().id(), key.id());
+}
+
+TEST(KeyRings, FindsTheCurrentAndThePreviousKeyByIdAndNothingElse) {
+  const SigningKey current = SigningKey::Generate();
+  const SigningKey previous = SigningKey::Generate();
+  const KeyRing ring(current.verify_key(), previous.verify_key());
+  ASSERT_NE(ring.Find(current.id()), nullptr);
+  EXPECT_EQ(ring.Find(current.id())->Hex(), current.verify_key().Hex());
+  ASSERT_NE(ring.Find(previous.id()), nullptr);
+  EXPECT_EQ(ring.Find(previous.id())->Hex(), previous.verify_key().Hex());
+  EXPECT_EQ(ring.Find(SigningKey::Generate().id()), nullptr);
+  EXPECT_EQ(ring.Find(""), nullptr);
+  EXPECT_EQ(ring.Ids(), current.id() + ", " + previous.id());
+
+  const KeyRing one = current.verify_key();  // a VerifyKey stands for a ring of one
+  EXPECT_NE(one.Find(current.id()), nullptr);
+  EXPECT_EQ(one.Find(previous.id()), nullptr);
+  EXPECT_FALSE(one.previous().has_value());
+  EXPECT_EQ(one.Ids(), current.id());
+
+  const KeyRing same(current.verify_key(), current.verify_key());
+  EXPECT_FALSE(same.previous().has_value());
+  EXPECT_EQ(same.Ids(), current.id());
+}
+
+// ------------------------------------------------------------------ rotating key files
+
+TEST(KeyRotationFiles, RotationKeepsTheOldPairAsThePreviousOne) {
+  TempDir dir;
+  const std::string d = dir.path().string();
+  const SigningKey first = SigningKey::Generate();
+  ASSERT_TRUE(first.WriteFiles(d, "account").ok());
+
+  auto rotated = RotateKeyFiles(d, "account");
+  ASSERT_TRUE(rotated.ok()) << rotated.status().ToString();
+  EXPECT_EQ(rotated->previous_id, first.id());
+  EXPECT_EQ(rotated->dropped_id, "");
+  EXPECT_NE(rotated->current_id, first.id());
+
+  auto key = SigningKey::LoadFile(dir.File("account.key"));
+  ASSERT_TRUE(key.ok()) << key.status().ToString();
+  EXPECT_EQ(key->id(), rotated->current_id);
+  EXPECT_EQ(VerifyKey::LoadFile(dir.File("account.pub"))->id(), rotated->current_id);
+  EXPECT_EQ(SigningKey::LoadFile(dir.File("account.previous.key"))->SeedHex(), first.SeedHex());
+  EXPECT_EQ(VerifyKey::LoadFile(dir.File("account.previous.pub"))->id(), first.id());
+  EXPECT_EQ(ModeOf(dir.File("account.key")), 0600u);
+  EXPECT_EQ(ModeOf(dir.File("account.previous.key")), 0600u);
+  EXPECT_FALSE(std::filesystem::exists(dir.File("account.next.key")));
+  EXPECT_FALSE(std::filesystem::exists(dir.File("account.next.pub")));
+}
+
+TEST(KeyRotationFiles, ASecondRotationDropsTheKeyTwoRotationsOld) {
+  TempDir dir;
+  const std::string d = dir.path().string();
+  const SigningKey first = SigningKey::Generate();
+  ASSERT_TRUE(first.WriteFiles(d, "handoff").ok());
+  auto one = RotateKeyFiles(d, "handoff");
+  ASSERT_TRUE(one.ok());
+  auto two = RotateKeyFiles(d, "handoff");
+  ASSERT_TRUE(two.ok()) << two.status().ToString();
+  EXPECT_EQ(two->dropped_id, first.id());
+  EXPECT_EQ(two->previous_id, one->current_id);
+  EXPECT_EQ(VerifyKey::LoadFile(dir.File("handoff.previous.pub"))->id(), one->current_id);
+  EXPECT_EQ(VerifyKey::LoadFile(dir.File("handoff.pub"))->id(), two->current_id);
+  // Nothing of the first pair is left on disk: four files, none holding its seed or public key.
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    ++files;
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text.find(first.SeedHex()), std::string::npos) << entry.path();
+    EXPECT_EQ(text.find(first.verify_key().Hex()), std::string::npos) << entry.path();
+  }
+  EXPECT_EQ(files, 4u);
+}
+
+TEST(KeyRotationFiles, RefusesWithoutAPairOrWithAMismatchedOne) {
+  TempDir dir;
+  const std::string d = dir.path().string();
+  auto none = RotateKeyFiles(d, "account");
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound) << none.status().ToString();
+
+  ASSERT_TRUE(SigningKey::Generate().WriteFiles(d, "account").ok());
+  std::filesystem::remove(dir.File("account.pub"));
+  ASSERT_TRUE(SigningKey::Generate().WriteFiles(d, "stranger").ok());
+  std::filesystem::rename(dir.File("stranger.pub"), dir.File("account.pub"));
+  const std::string before = VerifyKey::LoadFile(dir.File("account.pub"))->Hex();
+  auto mixed = RotateKeyFiles(d, "account");
+  EXPECT_EQ(mixed.status().code(), StatusCode::kFailedPrecondition) << mixed.status().ToString();
+  EXPECT_EQ(VerifyKey::LoadFile(dir.File("account.pub"))->Hex(), before);  // untouched
+  EXPECT_FALSE(std::filesystem::exists(dir.File("account.previous.pub")));
+}
+
+TEST(KeyRotationFiles, ALeftoverNextPairFromAnInterruptedRotationIsRefused) {
+  TempDir dir;
+  const std::string d = dir.path().string();
+  const SigningKey first = SigningKey::Generate();
+  ASSERT_TRUE(first.WriteFiles(d, "account").ok());
+  ASSERT_TRUE(SigningKey::Generate().WriteFiles(d, "account.next").ok());
+  auto rotated = RotateKeyFiles(d, "account");
+  EXPECT_EQ(rotated.status().code(), StatusCode::kAlreadyExists) << rotated.status().ToString();
+  EXPECT_EQ(SigningKey::LoadFile(dir.File("account.key"))->id(), first.id());
+  EXPECT_FALSE(std::filesystem::exists(dir.File("account.previous.key")));
+}
+
+// ------------------------------------------------------------------ keys named by configuration
+
+TEST(KeyConfig, AVerifyKeyFromTheVariableOrItsFileForm) {
+  TempDir dir;
+  const SigningKey key = SigningKey::Generate();
+  ASSERT_TRUE(key.WriteFiles(dir.path().string(), "k").ok());
+  auto config = Config::FromEnvironment({{"TELOS_A", key.verify_key().Hex()},
+                                         {"TELOS_B_FILE", dir.File("k.pub")},
+                                         {"TELOS_C", "not a key"},
+                                         {"TELOS_D", key.verify_key().Hex()},
+                                         {"TELOS_D_FILE", dir.File("k.pub")}});
+  ASSERT_TRUE(config.ok());
+  auto a = VerifyKeyFromConfig(*config, "TELOS_A");
+  ASSERT_TRUE(a.ok() && a->has_value()) << a.status().ToString();
+  EXPECT_EQ((*a)->id(), key.id());
+  auto b = VerifyKeyFromConfig(*config, "TELOS_B");
+  ASSERT_TRUE(b.ok() && b->has_value()) << b.status().ToString();
+  EXPECT_EQ((*b)->id(), key.id());
+  auto unset = VerifyKeyFromConfig(*config, "TELOS_UNSET");
+  ASSERT_TRUE(unset.ok());
+  EXPECT_FALSE(unset->has_value());
+  auto bad = VerifyKeyFromConfig(*config, "TELOS_C");
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("TELOS_C"), std::string::npos) << bad.status().message();
+  EXPECT_EQ(VerifyKeyFromConfig(*config, "TELOS_D").status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace
