@@ -4,18 +4,26 @@
 // valid lobby zone, and writes each input as zones/fuzz.toml beside it: the fuzzed zone can link
 // to the lobby and be linked to, as real zones are.
 //
+// Speed: the folder lives on tmpfs (/dev/shm) when there is one. On the ext4 /tmp, rewriting the
+// zone file in place made ext4 flush and truncate it on every input (its replace-by-truncate
+// safeguard): a fifth of the run was in the kernel. The input is written with one write(2) into
+// the file opened O_TRUNC; what LoadPack reads is the same. What is left is the loader itself
+// under ASan and libFuzzer's own bookkeeping of the loader's many edges (about a third of the
+// run), so this target stays near a thousand inputs a second on a 2-core box: the price of
+// loading a real pack folder, which is what the servers do.
+//
 // Besides "never crashes": a pack either loads with no problems or fails with at least one, and
 // every exit of a loaded pack leads to a room that exists (the zones rely on it).
 //
 // Run locally:  build/dev/tests/fuzz/content_fuzz tests/fuzz/corpus/content \
 //                 -dict=tests/fuzz/dict/content.dict -max_total_time=600
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -28,16 +36,28 @@ namespace fs = std::filesystem;
 using telos::fuzz::Check;
 
 void WriteFile(const fs::path& path, const char* data, size_t size) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(data, static_cast<std::streamsize>(size));
-  Check(out.good());
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  Check(fd >= 0);
+  for (size_t done = 0; done < size;) {
+    const ssize_t n = ::write(fd, data + done, size - done);
+    Check(n > 0);
+    done += static_cast<size_t>(n);
+  }
+  Check(::close(fd) == 0);
+}
+
+// tmpfs when the box has one (see the top of the file), else the usual temporary folder.
+fs::path TempRoot() {
+  std::error_code ec;
+  if (fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0) return "/dev/shm";
+  return fs::temp_directory_path();
 }
 
 // The pack folder, made on first use and removed when the process exits.
 class PackDir {
  public:
   PackDir() {
-    std::string name = (fs::temp_directory_path() / "telos_content_fuzz_XXXXXX").string();
+    std::string name = (TempRoot() / "telos_content_fuzz_XXXXXX").string();
     Check(mkdtemp(name.data()) != nullptr);
     dir_ = name;
     fs::create_directories(dir_ / "zones");
