@@ -52,17 +52,19 @@ TelnetConnection::TelnetConnection(size_t line_bytes_max, MsspProvider mssp)
 TelnetConnection::~TelnetConnection() = default;
 
 bool TelnetConnection::WeSupport(uint8_t option) const {
-  return option == kOptGmcp || option == kOptMssp || option == kOptMccp2 ||
-         (option == kOptEcho && hiding_input_) || option == kOptSuppressGoAhead;
+  return option == kOptGmcp || option == kOptMssp || option == kOptMccp2 || option == kOptEor ||
+         option == kOptCharset || option == kOptMsdp || (option == kOptEcho && hiding_input_) ||
+         option == kOptSuppressGoAhead;
 }
 
 bool TelnetConnection::WeWant(uint8_t option) const {
-  return option == kOptWindowSize || option == kOptTerminalType;
+  // A client's WILL CHARSET means it wants to send the REQUEST itself.
+  return option == kOptWindowSize || option == kOptTerminalType || option == kOptCharset;
 }
 
 std::string TelnetConnection::Greeting() {
   std::string out;
-  for (const uint8_t option : {kOptGmcp, kOptMssp, kOptMccp2}) {
+  for (const uint8_t option : {kOptGmcp, kOptMssp, kOptMccp2, kOptEor, kOptCharset, kOptMsdp}) {
     us_[option].pending = true;
     out += EncodeNegotiation(kWill, option);
   }
@@ -84,7 +86,13 @@ TelnetInput TelnetConnection::Receive(std::string_view bytes, std::string& reply
   decoder_.Feed(bytes, events);
   for (const auto& e : events) {
     switch (e.kind) {
-      case TelnetEvent::Kind::kData: lines_.Feed(e.bytes, input.lines); break;
+      case TelnetEvent::Kind::kData:
+        if (charset_ == Charset::kLatin1) {
+          lines_.Feed(FromClientCharset(e.bytes, charset_), input.lines);
+        } else {
+          lines_.Feed(e.bytes, input.lines);
+        }
+        break;
       case TelnetEvent::Kind::kCommand:
         break;  // NOP, GA, AYT, break...: nothing to do for a line-mode game
       case TelnetEvent::Kind::kNegotiation: OnNegotiation(e.verb, e.option, reply, input); break;
@@ -137,7 +145,8 @@ void TelnetConnection::OnNegotiation(uint8_t verb, uint8_t option, std::string& 
       s.enabled = true;
       s.pending = false;
       if (!we_asked) reply += Wire(EncodeNegotiation(kDo, option));
-      if (option == kOptTerminalType) {
+      if (option == kOptTerminalType && ttype_.may_send()) {
+        ttype_.OnSend();
         reply += Wire(EncodeSubnegotiation(kOptTerminalType, std::string(1, char(kTtypeSend))));
       }
       return;
@@ -164,6 +173,13 @@ void TelnetConnection::OnUsEnabled(uint8_t option, std::string& reply) {
       payload += value;
     }
     reply += Wire(EncodeSubnegotiation(kOptMssp, payload));
+  } else if (option == kOptCharset && !charset_requested_) {
+    // Our preference, best first: UTF-8, then the 8-bit set most MUD clients can fall back to.
+    charset_requested_ = true;
+    reply += Wire(EncodeSubnegotiation(
+        kOptCharset,
+        EncodeCharsetRequest({CharsetName(Charset::kUtf8), CharsetName(Charset::kLatin1),
+                              CharsetName(Charset::kAscii)})));
   } else if (option == kOptMccp2 && !compressor_) {
     // The start marker goes out uncompressed; every byte after it is compressed.
     reply += EncodeSubnegotiation(kOptMccp2, "");
@@ -180,7 +196,6 @@ void TelnetConnection::OnUsDisabled(uint8_t option, std::string& reply) {
 
 void TelnetConnection::OnSubnegotiation(uint8_t option, std::string_view payload,
                                         TelnetInput& input, std::string& reply) {
-  (void)reply;
   if (option == kOptWindowSize && him_[option].enabled) {
     if (payload.size() != 4) {
       ++input.protocol_errors;
@@ -191,13 +206,11 @@ void TelnetConnection::OnSubnegotiation(uint8_t option, std::string_view payload
     height_ = static_cast<uint16_t>(byte(2) << 8 | byte(3));
     input.window_size_changed = true;
   } else if (option == kOptTerminalType && him_[option].enabled) {
-    if (payload.empty() || uint8_t(payload[0]) != kTtypeIs) {
-      ++input.protocol_errors;
-      return;
-    }
-    terminal_type_ = std::string(
-        CutAtCharacter(SanitizeInput(payload.substr(1)), limits::kTerminalTypeBytesMax));
-    input.terminal_type_changed = true;
+    OnTerminalType(payload, input, reply);
+  } else if (option == kOptCharset && (us_[option].enabled || him_[option].enabled)) {
+    OnCharset(payload, input, reply);
+  } else if (option == kOptMsdp && us_[option].enabled) {
+    OnMsdp(payload, input, reply);
   } else if (option == kOptGmcp && us_[option].enabled) {
     const auto space = payload.find(' ');
     std::string_view package = payload.substr(0, space);
@@ -216,13 +229,103 @@ void TelnetConnection::OnSubnegotiation(uint8_t option, std::string_view payload
   }
 }
 
+void TelnetConnection::OnTerminalType(std::string_view payload, TelnetInput& input,
+                                      std::string& reply) {
+  if (payload.empty() || uint8_t(payload[0]) != kTtypeIs) {
+    ++input.protocol_errors;
+    return;
+  }
+  const std::string answer =
+      std::string(CutAtCharacter(SanitizeInput(payload.substr(1)), limits::kTerminalTypeBytesMax));
+  if (ttype_.OnAnswer(answer)) {
+    ttype_.OnSend();
+    reply += Wire(EncodeSubnegotiation(kOptTerminalType, std::string(1, char(kTtypeSend))));
+  }
+  const TerminalCapabilities& caps = ttype_.capabilities();
+  depth_ = ColourDepthFor(caps);
+  // MTTS names the encoding only by its UTF-8 bit: a client that sends the bits without it
+  // reads 8-bit text, served as Latin-1, unless CHARSET has settled the question.
+  if (caps.mtts && !charset_settled_) {
+    charset_ = caps.Has(mtts::kUtf8) ? Charset::kUtf8 : Charset::kLatin1;
+  }
+  input.terminal_type_changed = true;
+}
+
+void TelnetConnection::OnCharset(std::string_view payload, TelnetInput& input, std::string& reply) {
+  const CharsetMessage msg = DecodeCharset(payload);
+  switch (msg.kind) {
+    case CharsetMessage::Kind::kAccepted: {
+      const std::optional<Charset> chosen = CharsetByName(msg.names[0]);
+      if (!charset_requested_ || !chosen) {  // unasked, or a set we never offered
+        ++input.protocol_errors;
+        return;
+      }
+      charset_requested_ = false;
+      charset_ = *chosen;
+      charset_settled_ = true;
+      input.terminal_type_changed = true;
+      return;
+    }
+    case CharsetMessage::Kind::kRejected:
+      // None of ours suits the client: it keeps what it had (UTF-8, or what MTTS said).
+      charset_requested_ = false;
+      return;
+    case CharsetMessage::Kind::kRequest: {
+      // Requests that cross: the server's stands, so the client's is refused and the client
+      // answers ours (both sides know who the server is, so this cannot loop).
+      if (charset_requested_) {
+        reply += Wire(EncodeSubnegotiation(kOptCharset, EncodeCharsetRejected()));
+        return;
+      }
+      for (const std::string& name : msg.names) {
+        if (const std::optional<Charset> chosen = CharsetByName(name)) {
+          charset_ = *chosen;
+          charset_settled_ = true;
+          input.terminal_type_changed = true;
+          reply += Wire(EncodeSubnegotiation(kOptCharset, EncodeCharsetAccepted(name)));
+          return;
+        }
+      }
+      reply += Wire(EncodeSubnegotiation(kOptCharset, EncodeCharsetRejected()));
+      return;
+    }
+    case CharsetMessage::Kind::kTtableIs:
+      reply += Wire(EncodeSubnegotiation(kOptCharset, EncodeCharsetTtableRejected()));
+      return;
+    case CharsetMessage::Kind::kTtableOther: return;
+    case CharsetMessage::Kind::kMalformed: ++input.protocol_errors; return;
+  }
+}
+
+void TelnetConnection::OnMsdp(std::string_view payload, TelnetInput& input, std::string& reply) {
+  const auto message = DecodeMsdp(payload);
+  if (!message) {
+    ++input.protocol_errors;
+    return;
+  }
+  const std::string answer = msdp_.OnMessage(*message);
+  if (!answer.empty())
+    reply += Wire(EncodeSubnegotiation(kOptMsdp, ToClientCharset(answer, charset_)));
+}
+
+std::string TelnetConnection::ClientText(std::string_view text) const {
+  const ColourDepth depth = colour_depth();
+  if (depth == ColourDepth::kTruecolor && charset_ == Charset::kUtf8) return EncodeText(text);
+  std::string fitted = FitColour(text, depth);
+  if (charset_ != Charset::kUtf8) fitted = ToClientCharset(fitted, charset_);
+  return EncodeText(fitted);
+}
+
 std::string TelnetConnection::Text(std::string_view text) {
-  return Wire(EncodeText(text));
+  return Wire(ClientText(text));
 }
 
 std::string TelnetConnection::Prompt(std::string_view text) {
-  std::string raw = EncodeText(text);
-  if (!us_[kOptSuppressGoAhead].enabled) {
+  std::string raw = ClientText(text);
+  if (us_[kOptEor].enabled) {
+    raw.push_back(static_cast<char>(kIac));
+    raw.push_back(static_cast<char>(kEor));
+  } else if (!us_[kOptSuppressGoAhead].enabled) {
     raw.push_back(static_cast<char>(kIac));
     raw.push_back(static_cast<char>(kGa));
   }
@@ -230,13 +333,24 @@ std::string TelnetConnection::Prompt(std::string_view text) {
 }
 
 std::string TelnetConnection::Gmcp(std::string_view package, std::string_view json) {
-  if (!gmcp_enabled()) return {};
-  std::string payload(package);
-  if (!json.empty()) {
-    payload.push_back(' ');
-    payload += json;
+  std::string raw;
+  if (gmcp_enabled()) {
+    std::string payload(package);
+    if (!json.empty()) {
+      payload.push_back(' ');
+      payload += json;
+    }
+    raw = EncodeSubnegotiation(kOptGmcp, payload);
   }
-  return Wire(EncodeSubnegotiation(kOptGmcp, payload));
+  if (msdp_enabled()) {
+    msdp_.UpdateFromGmcp(package, json);
+    const std::string reports = msdp_.TakeReports();
+    if (!reports.empty()) {
+      raw += EncodeSubnegotiation(kOptMsdp, ToClientCharset(reports, charset_));
+    }
+  }
+  if (raw.empty()) return {};
+  return Wire(std::move(raw));
 }
 
 std::string TelnetConnection::Echo(bool echo_on) {

@@ -29,9 +29,10 @@ class TelnetConnectionTest : public ::testing::Test {
 };
 
 TEST_F(TelnetConnectionTest, GreetingOffersAndAsks) {
-  EXPECT_EQ(conn_.Greeting(),
-            Bytes({kIac, kWill, kOptGmcp, kIac, kWill, kOptMssp, kIac, kWill, kOptMccp2, kIac, kDo,
-                   kOptWindowSize, kIac, kDo, kOptTerminalType}));
+  EXPECT_EQ(conn_.Greeting(), Bytes({kIac, kWill, kOptGmcp,       kIac, kWill, kOptMssp,
+                                     kIac, kWill, kOptMccp2,      kIac, kWill, kOptEor,
+                                     kIac, kWill, kOptCharset,    kIac, kWill, kOptMsdp,
+                                     kIac, kDo,   kOptWindowSize, kIac, kDo,   kOptTerminalType}));
 }
 
 TEST_F(TelnetConnectionTest, AnswersToOurOffersAreNotEchoedBack) {
@@ -45,8 +46,8 @@ TEST_F(TelnetConnectionTest, AnswersToOurOffersAreNotEchoedBack) {
 }
 
 TEST_F(TelnetConnectionTest, UnsupportedOptionsAreRefused) {
-  Send(Bytes({kIac, kDo, 42, kIac, kWill, 34}));
-  EXPECT_EQ(reply_, Bytes({kIac, kWont, 42, kIac, kDont, 34}));
+  Send(Bytes({kIac, kDo, 44, kIac, kWill, 34}));  // COM-PORT, LINEMODE
+  EXPECT_EQ(reply_, Bytes({kIac, kWont, 44, kIac, kDont, 34}));
 }
 
 TEST_F(TelnetConnectionTest, UnaskedDoForSupportedOptionIsAccepted) {

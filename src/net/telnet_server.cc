@@ -57,6 +57,7 @@ struct TelnetServer::Impl : std::enable_shared_from_this<TelnetServer::Impl> {
   asio::io_context& io;
   const TelnetServerOptions options;
   const TerminalHandlerFactory factory;
+  MsspProvider mssp;  // options.mssp completed by CompleteMssp; set in Start(), before accepting
   const Clock& clock;
   Logger& log;
   tcp::acceptor acceptor;
@@ -86,7 +87,7 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
         idle_timer_(socket_.get_executor()),
         relay_lane_(server_->relay->AssignLane()),
         address_(std::move(address)),
-        protocol_(server_->options.line_bytes_max, server_->options.mssp),
+        protocol_(server_->options.line_bytes_max, server_->mssp),
         limiter_(server_->options.input_lines_per_second, server_->options.input_lines_burst,
                  server_->clock.Now()),
         last_input_(server_->clock.Now()) {}
@@ -171,7 +172,13 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
           std::lock_guard lock(info_mu_);
           info_.width = protocol_.width();
           info_.height = protocol_.height();
-          info_.client = protocol_.terminal_type();
+          const TerminalCapabilities& caps = protocol_.capabilities();
+          info_.client = caps.client_name;
+          info_.terminal_type = caps.terminal_type;
+          info_.mtts_bits = caps.mtts ? caps.mtts_bits : 0;
+          info_.screen_reader = caps.Has(mtts::kScreenReader);
+          info_.colour_depth = protocol_.colour_depth();
+          info_.charset = std::string(CharsetName(protocol_.charset()));
         }
         if (input.window_size_changed && handler_) {
           handler_->OnResize(protocol_.width(), protocol_.height());
@@ -459,6 +466,13 @@ Result<uint16_t> TelnetServer::Start() {
     return Status::Unavailable("cannot listen on telnet " + where + ": " + why);
   }
   const uint16_t port = acceptor.local_endpoint().port();
+  if (impl_->options.mssp) {
+    const int64_t started_s =
+        std::chrono::duration_cast<std::chrono::seconds>(impl_->clock.WallNow().time_since_epoch())
+            .count();
+    impl_->mssp = [game = impl_->options.mssp, settings = impl_->options.mssp_settings, started_s,
+                   port] { return CompleteMssp(game(), settings, started_s, port); };
+  }
   {
     std::lock_guard lock(impl_->mu);
     impl_->accepting = true;

@@ -158,6 +158,27 @@ TEST_F(TelnetServerTest, GreetsNegotiatesAndEchoesLines) {
   EXPECT_TRUE(WaitUntil([&] { return closed_ == 1; }));
 }
 
+TEST_F(TelnetServerTest, MsspCarriesTheStandardVariables) {
+  TelnetServerOptions options;
+  options.mssp_settings.contact = "admin@example.org";
+  StartServer(options);
+  Client c(port_);
+  ASSERT_TRUE(c.WaitFor("welcome\r\n"));
+  c.Send(telnet::EncodeNegotiation(telnet::kDo, telnet::kOptMssp));
+  const auto var = [](std::string_view name, std::string_view value) {
+    std::string out(1, char(telnet::kMsspVar));
+    out += name;
+    out.push_back(char(telnet::kMsspVal));
+    out += value;
+    return out;
+  };
+  ASSERT_TRUE(c.WaitFor(var("PORT", std::to_string(port_))));
+  EXPECT_NE(c.received().find(var("NAME", "TelosMUD")), std::string::npos);
+  EXPECT_NE(c.received().find(var("CONTACT", "admin@example.org")), std::string::npos);
+  EXPECT_NE(c.received().find(std::string(1, char(telnet::kMsspVar)) + "UPTIME"),
+            std::string::npos);
+}
+
 TEST_F(TelnetServerTest, OverlongLineIsCutAndFlagged) {
   TelnetServerOptions options;
   options.line_bytes_max = 16;

@@ -50,6 +50,15 @@ inline constexpr double kInputLinesBurst = 30.0;      // typed ahead or pasted a
 inline constexpr size_t kWebSocketFrameBytesMax = 16 * 1024;
 inline constexpr size_t kWebFileBytesMax = 4 * 1024 * 1024;  // one static file of the web client
 
+// --- Telnet options (CHARSET, MTTS, MSDP): what one client's negotiation may make us hold
+inline constexpr size_t kCharsetNamesMax = 16;       // character sets read from one REQUEST
+inline constexpr size_t kCharsetNameBytesMax = 40;   // one character set name
+inline constexpr size_t kTerminalTypeRoundsMax = 4;  // TTYPE SENDs per connection (MTTS: 3)
+inline constexpr size_t kMsdpDepthMax = 4;           // nested tables and arrays in one value
+inline constexpr size_t kMsdpItemsMax = 256;         // names and values in one message
+inline constexpr size_t kMsdpReportedMax = 64;       // variables one client has reported
+inline constexpr size_t kMsdpValueBytesMax = 256;    // a client-set variable (CLIENT_NAME)
+
 // --- Logins
 inline constexpr size_t kThrottledAddressesMax = 100'000;
 inline constexpr size_t kLoginFailuresPerAddressMax = 10;  // within the window below

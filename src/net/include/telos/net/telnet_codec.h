@@ -17,6 +17,7 @@
 namespace telos::net::telnet {
 
 // Commands (RFC 854).
+inline constexpr uint8_t kEor = 239;  // end of record (RFC 885), marks a prompt's end
 inline constexpr uint8_t kSe = 240;
 inline constexpr uint8_t kNop = 241;
 inline constexpr uint8_t kGa = 249;
@@ -31,7 +32,10 @@ inline constexpr uint8_t kIac = 255;
 inline constexpr uint8_t kOptEcho = 1;
 inline constexpr uint8_t kOptSuppressGoAhead = 3;
 inline constexpr uint8_t kOptTerminalType = 24;  // TTYPE, RFC 1091
+inline constexpr uint8_t kOptEor = 25;           // END-OF-RECORD, RFC 885
 inline constexpr uint8_t kOptWindowSize = 31;    // NAWS, RFC 1073
+inline constexpr uint8_t kOptCharset = 42;       // CHARSET, RFC 2066
+inline constexpr uint8_t kOptMsdp = 69;          // MUD Server Data Protocol
 inline constexpr uint8_t kOptMssp = 70;          // MUD Server Status Protocol
 inline constexpr uint8_t kOptMccp2 = 86;         // MUD Client Compression Protocol v2
 inline constexpr uint8_t kOptGmcp = 201;         // Generic MUD Communication Protocol

@@ -6,9 +6,20 @@
 // come out zlib-compressed, so the caller writes exactly what it is handed.
 //
 // Negotiation follows RFC 1143's rule of never answering a request that does not change an
-// option's state, so no two peers can loop. We offer GMCP, MSSP and MCCP2 (WILL) and ask for
-// NAWS and TTYPE (DO); every other option is refused (WONT/DONT). ECHO is taken only while the
-// session hides a password.
+// option's state, so no two peers can loop. We offer GMCP, MSSP, MCCP2, EOR, CHARSET and MSDP
+// (WILL) and ask for NAWS and TTYPE (DO); a client's own WILL CHARSET is accepted too; every
+// other option is refused (WONT/DONT). ECHO is taken only while the session hides a password.
+// docs/protocols.md describes all of it as a client sees it.
+//
+// Character set (charset.h): UTF-8 unless the client says otherwise, by CHARSET (ACCEPTED to
+// our REQUEST, or its own REQUEST) or, when CHARSET never settles it, by MTTS without the
+// UTF-8 bit. A Latin-1 client's input is decoded to UTF-8 before the line reader and its
+// output encoded to Latin-1 ('?' for what Latin-1 lacks). CHARSET outranks MTTS.
+// Terminal type (mtts.h): TTYPE is asked until the MTTS cycle ends; the answers set the
+// colour depth Text() and Prompt() fit colour escapes to (colour.h), unless overridden.
+// Prompts end with IAC EOR once the client has agreed to EOR, else IAC GA (unless the client
+// suppressed go-ahead). MSDP (msdp.h) is answered here and fed from the GMCP packages passed
+// to Gmcp(), so the game produces its data once for both protocols.
 //
 // Thread safety: one connection, one thread (or strand) at a time.
 #pragma once
@@ -16,11 +27,16 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "telos/net/charset.h"
+#include "telos/net/colour.h"
+#include "telos/net/msdp.h"
+#include "telos/net/mtts.h"
 #include "telos/net/telnet_codec.h"
 #include "telos/net/text.h"
 
@@ -38,8 +54,8 @@ struct TelnetInput {
   std::vector<InputLine> lines;
   std::vector<GmcpMessage> gmcp;
   bool window_size_changed = false;
-  bool terminal_type_changed = false;
-  size_t protocol_errors = 0;  // overflowing subnegotiations, malformed GMCP
+  bool terminal_type_changed = false;  // also set when the character set or colour depth moved
+  size_t protocol_errors = 0;          // overflowing subnegotiations, malformed GMCP
 };
 
 class TelnetConnection {
@@ -57,9 +73,10 @@ class TelnetConnection {
 
   // Game text for the wire (NVT line endings, IAC escaped, compressed when MCCP2 is on).
   std::string Text(std::string_view text);
-  // A prompt: text followed by IAC GA so clients know where the line ends.
+  // A prompt: text followed by IAC EOR or IAC GA so clients know where the line ends.
   std::string Prompt(std::string_view text);
-  // A GMCP message; empty when the client has not enabled GMCP.
+  // A GMCP message; empty when the client has enabled neither GMCP nor MSDP. With MSDP on, the
+  // variables the package carries are updated and the reported ones that changed are sent.
   std::string Gmcp(std::string_view package, std::string_view json);
   // echo_on=false asks the client to stop echoing (password entry); true restores it.
   std::string Echo(bool echo_on);
@@ -68,7 +85,16 @@ class TelnetConnection {
   bool compressing() const { return compressor_ != nullptr; }
   uint16_t width() const { return width_; }    // 0 until NAWS says otherwise
   uint16_t height() const { return height_; }  // 0 until NAWS says otherwise
-  const std::string& terminal_type() const { return terminal_type_; }
+  // The terminal type (the second TTYPE answer, or the only one a plain client gives).
+  const std::string& terminal_type() const { return ttype_.capabilities().terminal_type; }
+  const TerminalCapabilities& capabilities() const { return ttype_.capabilities(); }
+  bool msdp_enabled() const { return us_[telnet::kOptMsdp].enabled; }
+  bool eor_enabled() const { return us_[telnet::kOptEor].enabled; }
+  Charset charset() const { return charset_; }
+  ColourDepth colour_depth() const { return depth_override_ ? *depth_override_ : depth_; }
+  // A player's own choice of colour depth; nullopt returns to what the client said.
+  void SetColourDepthOverride(std::optional<ColourDepth> depth) { depth_override_ = depth; }
+  const MsdpAgent& msdp() const { return msdp_; }
 
  private:
   struct OptionState {
@@ -84,6 +110,11 @@ class TelnetConnection {
   void OnUsDisabled(uint8_t option, std::string& reply);
   bool WeSupport(uint8_t option) const;
   bool WeWant(uint8_t option) const;
+  void OnCharset(std::string_view payload, TelnetInput& input, std::string& reply);
+  void OnTerminalType(std::string_view payload, TelnetInput& input, std::string& reply);
+  void OnMsdp(std::string_view payload, TelnetInput& input, std::string& reply);
+  // Game text as the client's character set and colour depth want it, NVT-encoded.
+  std::string ClientText(std::string_view text) const;
   // Compresses `raw` when MCCP2 is on; otherwise returns it as is.
   std::string Wire(std::string raw);
 
@@ -95,7 +126,13 @@ class TelnetConnection {
   bool hiding_input_ = false;
   uint16_t width_ = 0;
   uint16_t height_ = 0;
-  std::string terminal_type_;
+  TerminalTypeCycle ttype_;
+  Charset charset_ = Charset::kUtf8;
+  bool charset_settled_ = false;    // CHARSET chose it: MTTS no longer decides
+  bool charset_requested_ = false;  // our REQUEST awaits ACCEPTED or REJECTED
+  ColourDepth depth_ = ColourDepth::k16;
+  std::optional<ColourDepth> depth_override_;
+  MsdpAgent msdp_;
   std::unique_ptr<Compressor> compressor_;
 };
 

@@ -21,6 +21,7 @@
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
 #include "telos/base/status.h"
+#include "telos/net/mssp.h"
 #include "telos/net/telnet_connection.h"
 #include "telos/net/terminal.h"
 
@@ -41,7 +42,9 @@ struct TelnetServerOptions {
   int64_t idle_timeout_ms = limits::kSessionIdleTimeoutMs;
   int64_t write_timeout_ms = limits::kSessionWriteTimeoutMs;
   size_t pending_write_bytes_max = limits::kSessionPendingWriteBytesMax;
-  MsspProvider mssp;  // answers MUD listing crawlers; may be empty
+  MsspProvider mssp;  // answers MUD listing crawlers; may be empty (then no MSSP at all)
+  // Operator-set MSSP values; with UPTIME and PORT they complete `mssp`'s list (mssp.h).
+  MsspSettings mssp_settings;
 };
 
 class TelnetServer {

@@ -16,14 +16,22 @@
 #include <utility>
 #include <vector>
 
+#include "telos/net/colour.h"
+
 namespace telos::net {
 
 struct TerminalInfo {
   std::string transport;       // "telnet" or "websocket"
   std::string remote_address;  // the peer's IP address
-  std::string client;          // terminal type (TTYPE) or the web client's name, if known
+  std::string client;          // the client's name (first TTYPE answer) or the web client's
   uint16_t width = 0;          // columns, 0 if unknown
   uint16_t height = 0;         // rows, 0 if unknown
+  // What a telnet client said about itself (mtts.h, charset.h); defaults elsewhere.
+  std::string terminal_type;                    // e.g. "XTERM-256COLOR", empty if unknown
+  uint32_t mtts_bits = 0;                       // MTTS capability bits, 0 if none were sent
+  bool screen_reader = false;                   // MTTS says a screen reader is in use
+  ColourDepth colour_depth = ColourDepth::k16;  // what colour escapes are fitted to
+  std::string charset = "UTF-8";                // what the client's text is encoded in
 };
 
 // One flush of a player's output: text, then structured data, then the prompt (if any). A
