@@ -141,16 +141,22 @@ int main(int argc, char** argv) {
 
   std::string keygen_dir;
   std::string keygen_name;
+  bool keygen_rotate = false;
   auto* keygen = app.add_subcommand(
       "keygen",
       "Make an Ed25519 key pair for signed fleet documents: DIR/NAME.key (secret, mode 0600) and "
-      "DIR/NAME.pub; never overwrites");
+      "DIR/NAME.pub; never overwrites. With --rotate, rotate that pair in place and print the "
+      "roll-out order");
   keygen->add_option("--dir", keygen_dir, "Directory for the key files (created if missing)")
       ->required();
   keygen->add_option("--name", keygen_name, "Base name of the key files, e.g. assertion")
       ->required();
-  keygen->callback([&exit_code, &keygen_dir, &keygen_name] {
-    exit_code = telos::app::RunKeygen(keygen_dir, keygen_name);
+  keygen->add_flag("--rotate", keygen_rotate,
+                   "Rotate the existing pair: it becomes NAME.previous.key/.pub (replacing the "
+                   "pair two rotations old) and a new pair takes NAME.key/.pub");
+  keygen->callback([&exit_code, &keygen_dir, &keygen_name, &keygen_rotate] {
+    exit_code = keygen_rotate ? telos::app::RunKeygenRotate(keygen_dir, keygen_name)
+                              : telos::app::RunKeygen(keygen_dir, keygen_name);
   });
 
   telos::app::CtlClusterFlags ctl_cluster_flags;
