@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "telos/base/assert.h"
 #include "telos/base/utf8.h"
 
 namespace telos::net {
@@ -105,6 +106,7 @@ struct HttpServer::Impl {
   struct Route {
     HttpHandler handler;
     std::vector<std::string> methods;
+    BlockingRunner blocking;  // set: the handler may block and runs here (HandleBlocking)
   };
 
   Impl(asio::io_context& io_in, HttpServerOptions opts, Logger& log_in, HttpServer& owner_in)
@@ -123,22 +125,70 @@ struct HttpServer::Impl {
   std::map<std::string, WebSocketRoute, std::less<>> websocket_routes;
   tcp::acceptor acceptor;
   std::shared_ptr<SharedState> shared;
+  std::atomic<size_t> blocking_in_flight{0};  // HandleBlocking requests running now
 
-  HttpResponse Dispatch(const HttpRequest& req) const {
+  // The route `req` may use, or null with the 404 or 405 to send instead in `refusal`.
+  const Route* Find(const HttpRequest& req, HttpResponse& refusal) const {
     auto it = routes.find(req.path);
-    if (it == routes.end()) return HttpResponse::Error(404, "not_found", "no such path");
-    const auto& methods = it->second.methods;
+    if (it == routes.end()) {
+      refusal = HttpResponse::Error(404, "not_found", "no such path");
+      return nullptr;
+    }
     bool allowed = false;
-    for (const auto& m : methods) {
+    for (const auto& m : it->second.methods) {
       allowed |= m == req.method || (m == "GET" && req.method == "HEAD");
     }
-    if (!allowed) return HttpResponse::Error(405, "method_not_allowed", "method not allowed");
+    if (!allowed) {
+      refusal = HttpResponse::Error(405, "method_not_allowed", "method not allowed");
+      return nullptr;
+    }
+    return &it->second;
+  }
+
+  // Static, and taking the logger, so that a blocking route's task touches nothing of the server.
+  static HttpResponse Call(const HttpHandler& handler, const HttpRequest& req, Logger& log) {
     try {
-      return it->second.handler(req);
+      return handler(req);
     } catch (const std::exception& e) {
       log.Error("http handler threw", {{"path", req.path}, {"what", e.what()}});
       return HttpResponse::Error(500, "internal", "internal error");
     }
+  }
+
+  asio::awaitable<HttpResponse> Answer(HttpRequest req) {
+    HttpResponse refusal;
+    const Route* route = Find(req, refusal);
+    if (route == nullptr) co_return refusal;
+    if (!route->blocking) co_return Call(route->handler, req, log);
+    co_return co_await CallBlocking(*route, std::move(req));
+  }
+
+  // Runs a blocking route's handler on its runner; the coroutine waits without holding an io
+  // thread and resumes on its connection's strand (the answer is posted there).
+  asio::awaitable<HttpResponse> CallBlocking(const Route& route, HttpRequest req) {
+    if (blocking_in_flight.fetch_add(1) >= options.blocking_requests_max) {
+      blocking_in_flight.fetch_sub(1);
+      co_return HttpResponse::Error(503, "busy", "too many such requests in flight; try again");
+    }
+    HttpResponse answer =
+        co_await asio::async_initiate<const asio::use_awaitable_t<>&, void(HttpResponse)>(
+            [&route, &log = log](auto handler, HttpRequest request) {
+              // The runner takes a copyable task; the coroutine's handler is move-only.
+              auto waiting = std::make_shared<decltype(handler)>(std::move(handler));
+              const asio::any_io_executor back =
+                  asio::prefer(asio::get_associated_executor(*waiting),
+                               asio::execution::outstanding_work.tracked);
+              route.blocking(
+                  [waiting, back, handler_fn = route.handler, request = std::move(request), &log] {
+                    HttpResponse result = Call(handler_fn, request, log);
+                    asio::post(back, [waiting, result = std::move(result)]() mutable {
+                      (*waiting)(std::move(result));
+                    });
+                  });
+            },
+            asio::use_awaitable, std::move(req));
+    blocking_in_flight.fetch_sub(1);
+    co_return answer;
   }
 
   static http::response<http::string_body> ToBeast(HttpResponse r, unsigned version,
@@ -217,7 +267,9 @@ struct HttpServer::Impl {
         req.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
       }
       const bool keep_alive = msg.keep_alive();
-      auto res = ToBeast(Dispatch(req), msg.version(), keep_alive, req.method == "HEAD");
+      const bool head = req.method == "HEAD";
+      HttpResponse answer = co_await Answer(std::move(req));
+      auto res = ToBeast(std::move(answer), msg.version(), keep_alive, head);
       conn->stream.expires_after(Ms(options.write_timeout_ms));
       auto [ec_write, n_write] = co_await http::async_write(conn->stream, res, kTuple);
       if (ec_write || !keep_alive) break;
@@ -285,7 +337,14 @@ HttpServer::~HttpServer() {
 }
 
 void HttpServer::Handle(std::string path, HttpHandler handler, std::vector<std::string> methods) {
-  impl_->routes[std::move(path)] = Impl::Route{std::move(handler), std::move(methods)};
+  impl_->routes[std::move(path)] = Impl::Route{std::move(handler), std::move(methods), nullptr};
+}
+
+void HttpServer::HandleBlocking(std::string path, HttpHandler handler, BlockingRunner blocking,
+                                std::vector<std::string> methods) {
+  RELEASE_ASSERT(blocking != nullptr);
+  impl_->routes[std::move(path)] =
+      Impl::Route{std::move(handler), std::move(methods), std::move(blocking)};
 }
 
 void HttpServer::HandleWebSocket(std::string path, TerminalHandlerFactory factory,

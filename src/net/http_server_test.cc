@@ -4,8 +4,11 @@
 
 #include <boost/asio.hpp>
 #include <boost/json.hpp>
+#include <future>
+#include <mutex>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "telos/base/metrics.h"
 #include "telos/base/utf8.h"
@@ -23,8 +26,10 @@ class HttpServerTest : public ::testing::Test {
   void StartServer(HttpServerOptions options = {}) {
     server_ = std::make_unique<HttpServer>(io_, options, log_);
     AddAdminRoutes(*server_, metrics_, [this] {
-      return HealthReport{healthy_.load(), boost::json::object{{"role", "test"}}};
+      if (!healthy_) return HealthReport::Unavailable("testing", {{"role", "test"}});
+      return HealthReport{true, boost::json::object{{"role", "test"}}};
     });
+    if (more_routes_) more_routes_(*server_);
     server_->Handle(
         "/echo",
         [](const HttpRequest& req) { return HttpResponse::Text(200, req.method + " " + req.body); },
@@ -40,6 +45,15 @@ class HttpServerTest : public ::testing::Test {
     work_.reset();
     io_.stop();
     if (thread_.joinable()) thread_.join();
+    for (auto& worker : workers_) worker.join();
+  }
+
+  // A blocking pool of one thread per task, joined at the end of the test.
+  BlockingRunner Runner() {
+    return [this](std::function<void()> task) {
+      std::lock_guard lock(workers_mu_);
+      workers_.emplace_back(std::move(task));
+    };
   }
 
   // Sends raw bytes and reads until the server closes or `timeout` passes.
@@ -79,6 +93,9 @@ class HttpServerTest : public ::testing::Test {
   Logger log_{"test", LogLevel::kError};
   Metrics metrics_;
   std::atomic<bool> healthy_{true};
+  std::function<void(HttpServer&)> more_routes_;  // added before Start
+  std::mutex workers_mu_;
+  std::vector<std::thread> workers_;  // guarded by workers_mu_
   std::unique_ptr<HttpServer> server_;
   std::thread thread_;
   uint16_t port_ = 0;
@@ -93,7 +110,9 @@ TEST_F(HttpServerTest, HealthIsJson) {
   healthy_ = false;
   res = Get("/api/health");
   EXPECT_NE(res.find("HTTP/1.1 503"), std::string::npos) << res;
-  EXPECT_NE(res.find("\"status\":\"degraded\""), std::string::npos) << res;
+  EXPECT_NE(res.find("{\"status\":\"unavailable\",\"reason\":\"testing\",\"role\":\"test\"}"),
+            std::string::npos)
+      << res;
 }
 
 TEST(HealthJsonTest, StatusFirstAndHostileIdsComeBackRepaired) {
@@ -112,7 +131,10 @@ TEST(HealthJsonTest, StatusFirstAndHostileIdsComeBackRepaired) {
   EXPECT_EQ(parsed.at("zones").as_int64(), 3);
   EXPECT_EQ(parsed.at("status").as_string(), "ok");
   EXPECT_EQ(parsed.as_object().size(), 4u);
-  EXPECT_EQ(HealthJson(HealthReport{false, boost::json::object{}}), "{\"status\":\"degraded\"}");
+  EXPECT_EQ(HealthJson(HealthReport{false, boost::json::object{}}),
+            "{\"status\":\"unavailable\",\"reason\":\"unknown\"}");
+  EXPECT_EQ(HealthJson(HealthReport::Unavailable("draining", {{"reason", "not yours"}})),
+            "{\"status\":\"unavailable\",\"reason\":\"draining\"}");
 }
 
 TEST(HealthJsonTest, TransitionalTextMembersAreParsedOrFlagged) {
@@ -268,6 +290,127 @@ TEST_F(HttpServerTest, BindingABusyPortIsUnavailable) {
   EXPECT_NE(port.status().message().find(std::to_string(port_)), std::string::npos);
   // The operating system's reason, not the "Success" of the close that followed.
   EXPECT_NE(port.status().message().find("in use"), std::string::npos) << port.status().message();
+}
+
+// A route that blocks (a Redis read behind /api/cluster) must not hold an io thread: with one io
+// thread, /api/health is answered while the blocking handler is still waiting. With Handle
+// instead of HandleBlocking the health request times out.
+TEST_F(HttpServerTest, BlockingRouteLeavesTheIoThreadFree) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> entered{false};
+  more_routes_ = [&](HttpServer& server) {
+    server.HandleBlocking(
+        "/slow",
+        [&entered, released](const HttpRequest&) {
+          entered = true;
+          released.wait();
+          return HttpResponse::Text(200, "slow answer");
+        },
+        Runner());
+  };
+  StartServer();
+  std::string slow;
+  std::thread client([&] { slow = Get("/slow"); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!entered && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_TRUE(entered);
+  const std::string health = Get("/api/health");
+  release.set_value();
+  client.join();
+  EXPECT_NE(health.find("HTTP/1.1 200"), std::string::npos) << health;
+  EXPECT_NE(slow.find("HTTP/1.1 200"), std::string::npos) << slow;
+  EXPECT_NE(slow.find("slow answer"), std::string::npos) << slow;
+}
+
+TEST_F(HttpServerTest, BlockingRequestsBeyondTheBoundAreBusyAtOnce) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<int> entered{0};
+  more_routes_ = [&](HttpServer& server) {
+    server.HandleBlocking(
+        "/slow",
+        [&entered, released](const HttpRequest&) {
+          ++entered;
+          released.wait();
+          return HttpResponse::Text(200, "slow answer");
+        },
+        Runner());
+  };
+  HttpServerOptions options;
+  options.blocking_requests_max = 1;
+  StartServer(options);
+  std::string first;
+  std::thread client([&] { first = Get("/slow"); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (entered == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_EQ(entered, 1);
+  const std::string second = Get("/slow");
+  release.set_value();
+  client.join();
+  EXPECT_NE(second.find("HTTP/1.1 503"), std::string::npos) << second;
+  EXPECT_NE(second.find("\"error\":\"busy\""), std::string::npos) << second;
+  EXPECT_EQ(entered, 1);
+  EXPECT_NE(first.find("slow answer"), std::string::npos) << first;
+  // The slot is given back: the next one runs.
+  EXPECT_NE(Get("/slow").find("slow answer"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, HealthRouteAloneServesNoMetrics) {
+  // What a public listener gets: /api/health, and /metrics is no route there.
+  server_ = std::make_unique<HttpServer>(io_, HttpServerOptions{}, log_);
+  AddHealthRoute(*server_, [] { return HealthReport{true, boost::json::object{}}; });
+  auto port = server_->Start();
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  port_ = *port;
+  thread_ = std::thread([this] { io_.run(); });
+  EXPECT_NE(Get("/api/health").find("HTTP/1.1 200"), std::string::npos);
+  EXPECT_NE(Get("/metrics").find("HTTP/1.1 404"), std::string::npos);
+}
+
+Result<AdminBind> AdminBindFrom(Config::Environment env, uint16_t default_port = 9080,
+                                uint16_t public_port = 8080) {
+  auto config = Config::FromEnvironment(std::move(env));
+  if (!config.ok()) return config.status();
+  return ReadAdminBind(*config, default_port, public_port);
+}
+
+TEST(AdminBindTest, LoopbackAndTheRolesPortByDefault) {
+  auto bind = AdminBindFrom({{"TELOS_BIND", "0.0.0.0"}});
+  ASSERT_TRUE(bind.ok()) << bind.status().ToString();
+  EXPECT_EQ(bind->address, "127.0.0.1");  // the players' wildcard does not carry over
+  EXPECT_EQ(bind->port, 9080);
+  const HttpServerOptions options = AdminServerOptions(*bind);
+  EXPECT_EQ(options.bind_address, "127.0.0.1");
+  EXPECT_EQ(options.port, 9080);
+}
+
+TEST(AdminBindTest, AnOperatorMayChooseTheAddressAndPort) {
+  auto bind = AdminBindFrom({{"TELOS_ADMIN_BIND", "10.1.2.3"}, {"TELOS_ADMIN_PORT", "9500"}});
+  ASSERT_TRUE(bind.ok()) << bind.status().ToString();
+  EXPECT_EQ(bind->address, "10.1.2.3");
+  EXPECT_EQ(bind->port, 9500);
+  bind = AdminBindFrom({{"TELOS_ADMIN_BIND", "::1"}, {"TELOS_ADMIN_PORT", "0"}}, 9080, 0);
+  ASSERT_TRUE(bind.ok()) << bind.status().ToString();
+  EXPECT_EQ(bind->address, "::1");
+  EXPECT_EQ(bind->port, 0);
+}
+
+TEST(AdminBindTest, BadSettingsNameTheVariable) {
+  for (const char* bad : {"localhost", "127.0.0.1:9080", "", "999.1.1.1"}) {
+    auto bind = AdminBindFrom({{"TELOS_ADMIN_BIND", bad}});
+    ASSERT_FALSE(bind.ok()) << bad;
+    EXPECT_EQ(bind.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(bind.status().message().find("TELOS_ADMIN_BIND"), std::string::npos)
+        << bind.status().message();
+  }
+  auto bind = AdminBindFrom({{"TELOS_ADMIN_PORT", "70000"}});
+  ASSERT_FALSE(bind.ok());
+  EXPECT_NE(bind.status().message().find("TELOS_ADMIN_PORT"), std::string::npos);
+  bind = AdminBindFrom({{"TELOS_ADMIN_PORT", "8080"}});  // the public port
+  ASSERT_FALSE(bind.ok());
+  EXPECT_NE(bind.status().message().find("TELOS_ADMIN_PORT"), std::string::npos);
+  EXPECT_NE(bind.status().message().find("TELOS_HTTP_PORT"), std::string::npos);
 }
 
 }  // namespace

@@ -262,4 +262,9 @@ inline constexpr int kBotQuitAttemptsMax = 20;
 inline constexpr size_t kHttpGetBodyBytesMax = 16 * 1024 * 1024;
 inline constexpr size_t kBotWebSocketFrameBytesMax = 1024 * 1024;  // the web client's own bound
 
+// --- HTTP routes that block (HttpServer::HandleBlocking: /api/cluster reads Redis)
+// Requests of such routes running on the blocking pool at once, per server; more get 503 "busy"
+// at once, so a scraper hammering the admin port cannot take the pool from logins and saves.
+inline constexpr size_t kHttpBlockingRequestsMax = 4;
+
 }  // namespace telos::limits

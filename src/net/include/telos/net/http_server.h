@@ -8,6 +8,10 @@
 //
 // Routes are exact paths. Handlers run on the io_context's threads, possibly several at once,
 // so a handler must be thread-safe and must not block (render from state it can read quickly).
+// A handler that has to block (a Redis read) is added with HandleBlocking: it runs on the
+// blocking pool while its connection waits, so the io threads keep serving everyone else; at
+// most blocking_requests_max of them run at once per server, and a request beyond that gets a
+// 503 "busy" at once rather than a place in a queue.
 // WebSocket routes turn an upgrade request into a player Terminal (HandleWebSocket).
 //
 // Lifecycle: construct, add routes, Start(), ..., Stop(). Stop() must not be called from a
@@ -24,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "telos/base/blocking.h"
 #include "telos/base/clock.h"
 #include "telos/base/limits.h"
 #include "telos/base/log.h"
@@ -73,6 +78,8 @@ struct HttpServerOptions {
   size_t connections_max = limits::kHttpConnectionsMax;
   // Connections from one address at once, WebSocket players included.
   size_t connections_per_address_max = limits::kTelnetConnectionsPerAddressMax;
+  // Requests of HandleBlocking routes in flight at once, all such routes together.
+  size_t blocking_requests_max = limits::kHttpBlockingRequestsMax;
 };
 
 // Limits for player connections over WebSocket; they mirror TelnetServerOptions.
@@ -95,6 +102,11 @@ class HttpServer {
   // REQUIRES: before Start(). `methods` lists the accepted methods ("GET" also admits HEAD);
   // any other method on this path gets 405.
   void Handle(std::string path, HttpHandler handler, std::vector<std::string> methods = {"GET"});
+  // As Handle, but `handler` may block: it runs on `blocking` (a copy is kept), and the
+  // connection resumes on its own strand with the answer. The handler and whatever it reads must
+  // outlive the server; Stop() waits for a handler in flight. REQUIRES: before Start().
+  void HandleBlocking(std::string path, HttpHandler handler, BlockingRunner blocking,
+                      std::vector<std::string> methods = {"GET"});
 
   // REQUIRES: before Start(). A WebSocket upgrade request on `path` becomes a player Terminal
   // speaking JSON frames; `clock` must outlive the server.
