@@ -80,11 +80,10 @@ CharsetMessage DecodeCharset(std::string_view payload) {
       rest.remove_prefix(1);
       while (!rest.empty() && msg.names.size() < limits::kCharsetNamesMax) {
         const size_t end = std::min(rest.find(sep), rest.size());
-        const std::string_view name = rest.substr(0, end);
-        if (!name.empty()) {
-          msg.names.push_back(
-              SanitizeUtf8(name.substr(0, limits::kCharsetNameBytesMax), Utf8Controls::kDrop));
-        }
+        // Cleaned before the emptiness check: a name of control bytes alone is no name.
+        std::string name = SanitizeUtf8(rest.substr(0, std::min(end, limits::kCharsetNameBytesMax)),
+                                        Utf8Controls::kDrop);
+        if (!name.empty()) msg.names.push_back(std::move(name));
         rest.remove_prefix(std::min(end + 1, rest.size()));
       }
       if (msg.names.empty()) return msg;

@@ -39,6 +39,9 @@ TEST(CharsetTest, MalformedMessagesDecodeAsMalformed) {
   EXPECT_EQ(DecodeCharset(std::string(1, char(kCharsetAccepted))).kind,
             CharsetMessage::Kind::kMalformed);
   EXPECT_EQ(DecodeCharset("\x09zz").kind, CharsetMessage::Kind::kMalformed);
+  // Found by charset_fuzz: names of control bytes alone are no names.
+  const std::string controls = std::string("\x01;", 2) + std::string(3, '\0') + ";\x7f";
+  EXPECT_EQ(DecodeCharset(controls).kind, CharsetMessage::Kind::kMalformed);
 }
 
 TEST(CharsetTest, RequestsAreBounded) {
