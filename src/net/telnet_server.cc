@@ -139,6 +139,13 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
   void SetEcho(bool on) override {
     OnStrand([this, on] { Queue(protocol_.Echo(on)); });
   }
+  void SetColourDepth(std::optional<ColourDepth> depth) override {
+    OnStrand([this, depth] {
+      protocol_.SetColourDepthOverride(depth);
+      std::lock_guard lock(info_mu_);
+      info_.colour_depth = protocol_.colour_depth();
+    });
+  }
   void Close(std::string reason) override {
     OnStrand([this, reason = std::move(reason)] {
       if (!reason.empty()) Queue(protocol_.Text(reason + "\n"));

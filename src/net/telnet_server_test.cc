@@ -32,6 +32,17 @@ class EchoHandler final : public TerminalHandler {
       t_->SendOutput(std::move(out));
       return;
     }
+    if (line == "info") {
+      const TerminalInfo info = t_->Info();
+      t_->SendText("info " + info.client + " " + info.terminal_type + " " + info.charset + " " +
+                   std::string(ColourDepthName(info.colour_depth)) + "\n");
+      return;
+    }
+    if (line == "plain") {  // the player turned colour off
+      t_->SetColourDepth(ColourDepth::kNone);
+      t_->SendText("\x1b[31mred\x1b[0m\n");
+      return;
+    }
     if (line == "bye") {
       t_->Close("farewell");
       return;
@@ -177,6 +188,22 @@ TEST_F(TelnetServerTest, MsspCarriesTheStandardVariables) {
   EXPECT_NE(c.received().find(var("CONTACT", "admin@example.org")), std::string::npos);
   EXPECT_NE(c.received().find(std::string(1, char(telnet::kMsspVar)) + "UPTIME"),
             std::string::npos);
+}
+
+TEST_F(TelnetServerTest, TheSessionSeesWhatTheClientSaidAndMayOverrideColour) {
+  StartServer();
+  Client c(port_);
+  ASSERT_TRUE(c.WaitFor("welcome\r\n"));
+  const auto is = [](std::string_view v) {
+    return telnet::EncodeSubnegotiation(telnet::kOptTerminalType,
+                                        std::string(1, char(telnet::kTtypeIs)) + std::string(v));
+  };
+  c.Send(telnet::EncodeNegotiation(telnet::kWill, telnet::kOptTerminalType) + is("MUDLET") +
+         is("XTERM-256COLOR") + is("MTTS 9") + "info\r\n");
+  ASSERT_TRUE(c.WaitFor("info MUDLET XTERM-256COLOR ISO-8859-1 256\r\n"));
+  c.Send("plain\r\n");
+  ASSERT_TRUE(c.WaitFor("red\r\n"));
+  EXPECT_EQ(c.received().find("\x1b[31mred"), std::string::npos);
 }
 
 TEST_F(TelnetServerTest, OverlongLineIsCutAndFlagged) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,6 +62,9 @@ class Terminal {
   }
   // false while the player types a password (clients hide or mask the input).
   virtual void SetEcho(bool on) = 0;
+  // A player's own colour depth (their setting), or nullopt for what the client says it can
+  // show (telnet: MTTS/TTYPE). A transport that fits no colour ignores it.
+  virtual void SetColourDepth(std::optional<ColourDepth> depth) { (void)depth; }
   // Sends `reason` as a last line, flushes what is queued and closes.
   virtual void Close(std::string reason) = 0;
   // A snapshot of what the transport knows about the client.
