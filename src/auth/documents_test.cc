@@ -102,7 +102,8 @@ TEST_F(Documents, AssertionUnderAnotherKeyIsRejected) {
   const SigningKey other = SigningKey::Generate();
   const std::string blob = IssueAssertion(other, 42, "Aria", 60'000, clock_);
   ExpectDenied(VerifyAssertion(key_.verify_key(), blob, clock_).status(),
-               "assertion: bad signature");
+               "assertion: unknown key id " + other.id() + " (this verifier holds " + key_.id() +
+                   ")");
 }
 
 TEST_F(Documents, EveryTamperedPayloadByteIsRejected) {
@@ -189,6 +190,7 @@ TEST_F(Documents, OversizeBlobIsRefusedBeforeParsing) {
   v1::SignedBlob blob;
   blob.set_payload(bytes);
   blob.set_signature(key_.Sign(bytes));
+  blob.set_key_id(key_.id());
   const std::string good = blob.SerializeAsString();
   ASSERT_TRUE(VerifyAssertion(key_.verify_key(), good, clock_).ok());
   // Field 15, length-delimited: unknown, so only the size check can refuse it.
@@ -211,6 +213,7 @@ TEST_F(Documents, SignedPayloadThatIsNotAnAssertionIsMalformed) {
   v1::SignedBlob blob;
   blob.set_payload("\xff\xff\xff");
   blob.set_signature(key_.Sign(blob.payload()));
+  blob.set_key_id(key_.id());
   ExpectDenied(VerifyAssertion(key_.verify_key(), blob.SerializeAsString(), clock_).status(),
                "assertion: malformed");
 }
@@ -223,12 +226,14 @@ TEST_F(Documents, SignedAssertionWithoutCharacterIsMalformed) {
   v1::SignedBlob blob;
   blob.set_payload(payload.SerializeAsString());
   blob.set_signature(key_.Sign(blob.payload()));
+  blob.set_key_id(key_.id());
   ExpectDenied(VerifyAssertion(key_.verify_key(), blob.SerializeAsString(), clock_).status(),
                "assertion: malformed");
 
   payload.set_character(std::string(257, 'a'));
   blob.set_payload(payload.SerializeAsString());
   blob.set_signature(key_.Sign(blob.payload()));
+  blob.set_key_id(key_.id());
   ExpectDenied(VerifyAssertion(key_.verify_key(), blob.SerializeAsString(), clock_).status(),
                "assertion: malformed");
 }
@@ -285,7 +290,8 @@ TEST_F(Documents, SnapshotUnderAnotherKeyOrTamperedIsRejected) {
   const HandoffSnapshot in = FullSnapshot(key_, clock_);
   const SigningKey other = SigningKey::Generate();
   ExpectDenied(VerifySnapshot(key_.verify_key(), SignSnapshot(other, in), clock_).status(),
-               "snapshot: bad signature");
+               "snapshot: unknown key id " + other.id() + " (this verifier holds " + key_.id() +
+                   ")");
 
   v1::SignedBlob blob;
   ASSERT_TRUE(blob.ParseFromString(SignSnapshot(key_, in)));

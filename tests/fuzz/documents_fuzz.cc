@@ -65,6 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (mode & 1) {
     telos::v1::SignedBlob blob;
     blob.set_signature(key.Sign(bytes));
+    blob.set_key_id(key.id());
     blob.set_payload(std::move(bytes));
     bytes = blob.SerializeAsString();
   }
@@ -82,6 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     telos::v1::SignedBlob blob;
     blob.set_payload(again.SerializeAsString());
     blob.set_signature(key.Sign(blob.payload()));
+    blob.set_key_id(key.id());
     auto reread = telos::auth::VerifyAssertion(key.verify_key(), blob.SerializeAsString(), clock);
     Check(reread.ok());
     Check(reread->account_id == assertion->account_id &&

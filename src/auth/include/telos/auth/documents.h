@@ -1,8 +1,9 @@
 // The fleet's signed documents, carried as serialized telos.v1.SignedBlob bytes
-// (schema/proto/telos/v1/fleet.proto): the payload bytes and an Ed25519 signature over exactly
-// those bytes. Verification checks size, signature, then parses, then checks expiry against the
-// caller's clock; every failure is PermissionDenied with a short reason ("bad signature",
-// "expired", "malformed"), never a crash.
+// (schema/proto/telos/v1/fleet.proto): the payload bytes, an Ed25519 signature over exactly
+// those bytes and the signing key's id. Verification checks size, picks the key by its id from
+// the verifier's KeyRing, checks the signature, then parses, then checks expiry against the
+// caller's clock; every failure is PermissionDenied with a short reason ("unknown key id ...",
+// "no key id", "bad signature", "expired", "malformed"), never a crash.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +27,7 @@ struct Assertion {
 // Returns the serialized SignedBlob.
 std::string IssueAssertion(const SigningKey& key, int64_t account_id, const std::string& character,
                            int64_t ttl_ms, const Clock& clock);
-Result<Assertion> VerifyAssertion(const VerifyKey& key, const std::string& signed_blob,
+Result<Assertion> VerifyAssertion(const KeyRing& keys, const std::string& signed_blob,
                                   const Clock& clock);
 
 struct HandoffSnapshot {
@@ -48,7 +49,7 @@ struct HandoffSnapshot {
 
 // Signs the snapshot (its expires_unix_ms is set by the caller). Returns the SignedBlob bytes.
 std::string SignSnapshot(const SigningKey& key, const HandoffSnapshot& snapshot);
-Result<HandoffSnapshot> VerifySnapshot(const VerifyKey& key, const std::string& signed_blob,
+Result<HandoffSnapshot> VerifySnapshot(const KeyRing& keys, const std::string& signed_blob,
                                        const Clock& clock);
 
 // A random token of `bytes` random bytes as lower-case hex (nonces, handoff tokens).
