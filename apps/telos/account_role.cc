@@ -92,7 +92,7 @@ int RunAccountRole(const AccountRoleSettings& settings, const Config& config) {
     std::fprintf(stderr, "%s: TELOS_SIGNING_KEY_FILE: %s\n", kRole, key.status().message().c_str());
     return kExitConfigError;
   }
-  log.Info("signing key loaded", {{"public_key", key->verify_key().Hex()}});
+  log.Info("signing key loaded", {{"public_key", key->verify_key().Hex()}, {"key_id", key->id()}});
 
   // --- The store.
   auto from_config = PostgresOptionsFromConfig(config);

@@ -13,6 +13,7 @@
 #include <boost/asio/io_context.hpp>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "telos/auth/keys.h"
@@ -60,14 +61,14 @@ class WorldProcess {
   // must outlive this object. An empty settings.listen_address serves no gRPC: gates reach the
   // shard in process only (shard()), at the endpoint settings.advertise names.
   WorldProcess(const WorldRoleSettings& settings, std::shared_ptr<const world::Pack> pack,
-               WorldBackends backends, const auth::VerifyKey& assertion_key,
+               WorldBackends backends, const auth::KeyRing& assertion_keys,
                const auth::SigningKey& handoff_key, world::PasswordPort* passwords,
                boost::asio::io_context& io, boost::asio::io_context& zone_io,
                BlockingRunner blocking, const Clock& clock, Logger& log, Metrics& metrics);
   // A fleet world on PostgreSQL and Redis (`redis_ping` probes the directory's server).
   WorldProcess(const WorldRoleSettings& settings, std::shared_ptr<const world::Pack> pack,
                store::PostgresStore& db, directory::Directory& directory,
-               store::CheckpointStore* checkpoints, const auth::VerifyKey& assertion_key,
+               store::CheckpointStore* checkpoints, const auth::KeyRing& assertion_keys,
                const auth::SigningKey& handoff_key, world::PasswordPort* passwords,
                boost::asio::io_context& io, boost::asio::io_context& zone_io,
                BlockingRunner blocking, const Clock& clock, Logger& log, Metrics& metrics,
@@ -76,6 +77,9 @@ class WorldProcess {
 
   // AlreadyExists: the shard id is live elsewhere; Unavailable: cannot listen or reach Redis.
   Status Start();
+  // The handoff keys accepted on incoming snapshots, when they are more than the handoff
+  // signing key's own (a rotation: WorldShard::SetHandoffVerifyKeys). REQUIRES: before Start().
+  void SetHandoffVerifyKeys(auth::KeyRing keys) { shard_.SetHandoffVerifyKeys(std::move(keys)); }
   // What a stop did: players frozen (each one saved on the way out), whether every zone
   // stopped in time and every save was written.
   struct StopReport {

@@ -57,6 +57,12 @@ Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config) {
   TELOS_READ_SETTING(s.assertion_verify_key_file,
                      config.String("TELOS_ASSERTION_VERIFY_KEY_FILE", ""));
   TELOS_READ_SETTING(s.handoff_key_file, config.String("TELOS_HANDOFF_KEY_FILE", ""));
+  TELOS_READ_SETTING(s.assertion_previous_verify_key,
+                     auth::VerifyKeyFromConfig(config, "TELOS_ASSERTION_PREVIOUS_VERIFY_KEY"));
+  TELOS_READ_SETTING(s.handoff_verify_key,
+                     auth::VerifyKeyFromConfig(config, "TELOS_HANDOFF_VERIFY_KEY"));
+  TELOS_READ_SETTING(s.handoff_previous_verify_key,
+                     auth::VerifyKeyFromConfig(config, "TELOS_HANDOFF_PREVIOUS_VERIFY_KEY"));
   TELOS_READ_SETTING(s.account_target, config.String("TELOS_ACCOUNT", ""));
   TELOS_READ_SETTING(s.caller_token, config.Secret("TELOS_CALLER_TOKEN", ""));
   TELOS_READ_SETTING(s.gate_token, config.Secret("TELOS_GATE_TOKEN", ""));
@@ -155,6 +161,7 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
                  verify_key.status().message().c_str());
     return kExitConfigError;
   }
+  const auth::KeyRing assertion_keys(*verify_key, settings.assertion_previous_verify_key);
   auto handoff_key = settings.handoff_key_file.empty()
                          ? Result<auth::SigningKey>(auth::SigningKey::Generate())
                          : auth::SigningKey::LoadFile(settings.handoff_key_file);
@@ -168,6 +175,21 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
                  handoff_key.status().message().c_str());
     return kExitConfigError;
   }
+  const auth::KeyRing handoff_keys(settings.handoff_verify_key.value_or(handoff_key->verify_key()),
+                                   settings.handoff_previous_verify_key);
+  // A world verifies its peers' snapshots with the ring and signs its own with the key: one
+  // outside the ring would have every peer configured like it refuse this world's handoffs.
+  if (handoff_keys.Find(handoff_key->id()) == nullptr) {
+    std::fprintf(stderr,
+                 "%s: TELOS_HANDOFF_KEY_FILE: key id %s is neither TELOS_HANDOFF_VERIFY_KEY nor "
+                 "TELOS_HANDOFF_PREVIOUS_VERIFY_KEY (%s)\n",
+                 kRole, handoff_key->id().c_str(), handoff_keys.Ids().c_str());
+    return kExitConfigError;
+  }
+  // Which keys are in play, by id: how an operator follows a rotation through the fleet.
+  log.Info("keys loaded", {{"assertion_verify", assertion_keys.Ids()},
+                           {"handoff_signing", handoff_key->id()},
+                           {"handoff_verify", handoff_keys.Ids()}});
 
   // --- Backends.
   auto store_options = PostgresOptionsFromConfig(config);
@@ -201,9 +223,10 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
     passwords = std::make_unique<shard::AccountPasswords>(*account_desk, blocking);
   }
 
-  WorldProcess world(settings, shared_pack, *db, directory, checkpoints->get(), *verify_key,
+  WorldProcess world(settings, shared_pack, *db, directory, checkpoints->get(), assertion_keys,
                      *handoff_key, passwords.get(), io, threads.zone_io(), blocking, clock, log,
                      metrics, [&directory] { return directory.Ping(); });
+  world.SetHandoffVerifyKeys(handoff_keys);
   net::HttpServerOptions http_options;
   http_options.bind_address = settings.bind_address;
   http_options.port = settings.http_port;

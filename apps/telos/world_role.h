@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "telos/auth/keys.h"
 #include "telos/base/config.h"
 #include "telos/base/limits.h"
 #include "telos/base/status.h"
@@ -22,6 +24,15 @@ struct WorldRoleSettings {
   int64_t lease_ttl_ms = 15'000;
   std::string assertion_verify_key_file;
   std::string handoff_key_file;
+  // The rest of the key rings (auth::KeyRing): during a rotation a world accepts documents of
+  // the previous key too. TELOS_ASSERTION_PREVIOUS_VERIFY_KEY: the account service's retired
+  // public key. TELOS_HANDOFF_VERIFY_KEY: the handoff public key accepted as current (default:
+  // the handoff signing key's own; during the first pass of a rotation, the new key, while this
+  // world still signs with the old one). TELOS_HANDOFF_PREVIOUS_VERIFY_KEY: the retired one.
+  // Each also as NAME_FILE. The handoff signing key must be one of the two handoff keys.
+  std::optional<auth::VerifyKey> assertion_previous_verify_key;
+  std::optional<auth::VerifyKey> handoff_verify_key;
+  std::optional<auth::VerifyKey> handoff_previous_verify_key;
   std::string account_target;  // for in-game password changes; empty disables them
   std::string caller_token;
   // TELOS_GATE_TOKEN: what gates present on Play. TELOS_WORLD_TOKEN: what worlds present on

@@ -101,9 +101,9 @@ TEST_F(Documents, AssertionWithZeroTtlIsAlreadyExpired) {
 TEST_F(Documents, AssertionUnderAnotherKeyIsRejected) {
   const SigningKey other = SigningKey::Generate();
   const std::string blob = IssueAssertion(other, 42, "Aria", 60'000, clock_);
-  ExpectDenied(VerifyAssertion(key_.verify_key(), blob, clock_).status(),
-               "assertion: unknown key id " + other.id() + " (this verifier holds " + key_.id() +
-                   ")");
+  ExpectDenied(
+      VerifyAssertion(key_.verify_key(), blob, clock_).status(),
+      "assertion: unknown key id " + other.id() + " (this verifier holds " + key_.id() + ")");
 }
 
 TEST_F(Documents, EveryTamperedPayloadByteIsRejected) {
@@ -289,9 +289,9 @@ TEST_F(Documents, SnapshotExpiresExactlyAtItsExpiry) {
 TEST_F(Documents, SnapshotUnderAnotherKeyOrTamperedIsRejected) {
   const HandoffSnapshot in = FullSnapshot(key_, clock_);
   const SigningKey other = SigningKey::Generate();
-  ExpectDenied(VerifySnapshot(key_.verify_key(), SignSnapshot(other, in), clock_).status(),
-               "snapshot: unknown key id " + other.id() + " (this verifier holds " + key_.id() +
-                   ")");
+  ExpectDenied(
+      VerifySnapshot(key_.verify_key(), SignSnapshot(other, in), clock_).status(),
+      "snapshot: unknown key id " + other.id() + " (this verifier holds " + key_.id() + ")");
 
   v1::SignedBlob blob;
   ASSERT_TRUE(blob.ParseFromString(SignSnapshot(key_, in)));

@@ -17,7 +17,7 @@ constexpr int64_t kDescribeDeadlineMs = 1000;  // one peer's answer at boot
 
 WorldShard::WorldShard(WorldShardOptions options, world::WorldHost& host,
                        directory::Directory& directory, store::CharacterStore& characters,
-                       StorePersistence& persistence, const auth::VerifyKey& assertion_key,
+                       StorePersistence& persistence, const auth::KeyRing& assertion_keys,
                        const auth::SigningKey& handoff_key, asio::io_context& io,
                        BlockingRunner blocking, const Clock& clock, Logger& log, Metrics& metrics)
     : options_(std::move(options)),
@@ -25,8 +25,9 @@ WorldShard::WorldShard(WorldShardOptions options, world::WorldHost& host,
       directory_(directory),
       characters_(characters),
       persistence_(persistence),
-      assertion_key_(assertion_key),
+      assertion_keys_(assertion_keys),
       handoff_key_(handoff_key),
+      handoff_verify_keys_(handoff_key.verify_key()),
       io_(io),
       blocking_(std::move(blocking)),
       clock_(clock),
@@ -359,7 +360,7 @@ void WorldShard::SendAttached(const std::shared_ptr<StreamHandle>& stream, uint6
 
 void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t session,
                              std::string assertion, bool lobby_fallback) {
-  auto claim = auth::VerifyAssertion(assertion_key_, assertion, clock_);
+  auto claim = auth::VerifyAssertion(assertion_keys_, assertion, clock_);
   if (!claim.ok()) {
     log_.Warn("security: assertion refused",
               {{"gate", stream->gate_id()}, {"error", claim.status().ToString()}});
@@ -669,7 +670,7 @@ Status WorldShard::AcceptHandoff(const std::string& blob) {
     std::lock_guard lock(mu_);
     if (stopping_) return Status::Unavailable("shard stopping");
   }
-  auto snapshot = auth::VerifySnapshot(handoff_key_.verify_key(), blob, clock_);
+  auto snapshot = auth::VerifySnapshot(handoff_verify_keys_, blob, clock_);
   if (!snapshot.ok()) {
     log_.Warn("security: handoff snapshot refused", {{"error", snapshot.status().ToString()}});
     return snapshot.status();

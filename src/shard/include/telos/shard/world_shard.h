@@ -40,6 +40,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "telos/auth/documents.h"
@@ -89,7 +90,7 @@ class WorldShard final : public world::FleetHooks,
  public:
   WorldShard(WorldShardOptions options, world::WorldHost& host, directory::Directory& directory,
              store::CharacterStore& characters, StorePersistence& persistence,
-             const auth::VerifyKey& assertion_key, const auth::SigningKey& handoff_key,
+             const auth::KeyRing& assertion_keys, const auth::SigningKey& handoff_key,
              boost::asio::io_context& io, BlockingRunner blocking, const Clock& clock, Logger& log,
              Metrics& metrics);
   ~WorldShard() override;
@@ -105,6 +106,11 @@ class WorldShard final : public world::FleetHooks,
   // Single-shard mode: while the directory is unreachable no placement can move, so a walk into
   // a zone another shard owns is refused at once with a message instead of attempted.
   void SetSealed(bool sealed) { sealed_.store(sealed); }
+
+  // The handoff keys this shard accepts snapshots under (default: the handoff signing key's own
+  // public key alone). During a rotation, the new and the old key (auth::KeyRing).
+  // REQUIRES: before Start().
+  void SetHandoffVerifyKeys(auth::KeyRing keys) { handoff_verify_keys_ = std::move(keys); }
 
   // Starts the placement writer and the route refresher.
   void Start();
@@ -239,8 +245,10 @@ class WorldShard final : public world::FleetHooks,
   directory::Directory& directory_;
   store::CharacterStore& characters_;
   StorePersistence& persistence_;
-  const auth::VerifyKey& assertion_key_;
+  // A copy: a ring is two small keys, and a caller passing a lone VerifyKey makes a temporary.
+  const auth::KeyRing assertion_keys_;
   const auth::SigningKey& handoff_key_;
+  auth::KeyRing handoff_verify_keys_;
   boost::asio::io_context& io_;
   const BlockingRunner blocking_;
   const Clock& clock_;
