@@ -4,6 +4,7 @@
 
 #include "telos/base/assert.h"
 #include "telos/base/limits.h"
+#include "telos/net/wrap.h"
 
 namespace telos::net {
 
@@ -308,7 +309,13 @@ void TelnetConnection::OnMsdp(std::string_view payload, TelnetInput& input, std:
     reply += Wire(EncodeSubnegotiation(kOptMsdp, ToClientCharset(answer, charset_)));
 }
 
-std::string TelnetConnection::ClientText(std::string_view text) const {
+std::string TelnetConnection::ClientText(std::string_view text, bool wrap) const {
+  // A window narrower than the bound is taken for a client's mistake, not a wish for 5 columns.
+  std::string wrapped;
+  if (wrap && word_wrap_ && width_ >= limits::kWordWrapColumnsMin) {
+    wrapped = WrapText(text, width_);
+    text = wrapped;
+  }
   const ColourDepth depth = colour_depth();
   if (depth == ColourDepth::kTruecolor && charset_ == Charset::kUtf8) return EncodeText(text);
   std::string fitted = FitColour(text, depth);
@@ -317,11 +324,11 @@ std::string TelnetConnection::ClientText(std::string_view text) const {
 }
 
 std::string TelnetConnection::Text(std::string_view text) {
-  return Wire(ClientText(text));
+  return Wire(ClientText(text, true));
 }
 
 std::string TelnetConnection::Prompt(std::string_view text) {
-  std::string raw = ClientText(text);
+  std::string raw = ClientText(text, false);  // a prompt stays on its one line
   if (us_[kOptEor].enabled) {
     raw.push_back(static_cast<char>(kIac));
     raw.push_back(static_cast<char>(kEor));

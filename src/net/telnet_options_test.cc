@@ -207,6 +207,25 @@ TEST_F(TelnetOptionsTest, ColourDepthFollowsTheClientAndThePlayersChoice) {
   EXPECT_EQ(conn_.colour_depth(), ColourDepth::kNone);
 }
 
+// --- Word wrap to the NAWS width
+
+TEST_F(TelnetOptionsTest, TextIsWrappedToTheWindowButPromptsAreNot) {
+  conn_.Greeting();
+  const std::string line = "the quick brown fox jumps over the lazy dog\n";
+  EXPECT_EQ(conn_.Text(line), "the quick brown fox jumps over the lazy dog\r\n");  // no NAWS
+  Send(Neg(kWill, kOptWindowSize) + Sb(kOptWindowSize, std::string("\0\x14\0\x18", 4)));
+  ASSERT_EQ(conn_.width(), 20);
+  EXPECT_EQ(conn_.Text(line), "the quick brown fox\r\njumps over the lazy\r\ndog\r\n");
+  EXPECT_EQ(conn_.Prompt("a prompt longer than twenty columns> "),
+            "a prompt longer than twenty columns> " + Bytes({kIac, kGa}));
+  conn_.SetWordWrap(false);
+  EXPECT_EQ(conn_.Text(line), "the quick brown fox jumps over the lazy dog\r\n");
+  conn_.SetWordWrap(true);
+  // A width below the bound is not wrapped to.
+  Send(Sb(kOptWindowSize, std::string("\0\x05\0\x18", 4)));
+  EXPECT_EQ(conn_.Text(line), "the quick brown fox jumps over the lazy dog\r\n");
+}
+
 // --- EOR
 
 TEST_F(TelnetOptionsTest, EorServerOffersFirst) {

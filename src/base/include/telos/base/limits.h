@@ -58,6 +58,7 @@ inline constexpr size_t kMsdpDepthMax = 4;           // nested tables and arrays
 inline constexpr size_t kMsdpItemsMax = 256;         // names and values in one message
 inline constexpr size_t kMsdpReportedMax = 64;       // variables one client has reported
 inline constexpr size_t kMsdpValueBytesMax = 256;    // a client-set variable (CLIENT_NAME)
+inline constexpr size_t kWordWrapColumnsMin = 20;    // a narrower NAWS width is not wrapped to
 
 // --- Logins
 inline constexpr size_t kThrottledAddressesMax = 100'000;

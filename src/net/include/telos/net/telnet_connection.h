@@ -17,6 +17,8 @@
 // output encoded to Latin-1 ('?' for what Latin-1 lacks). CHARSET outranks MTTS.
 // Terminal type (mtts.h): TTYPE is asked until the MTTS cycle ends; the answers set the
 // colour depth Text() and Prompt() fit colour escapes to (colour.h), unless overridden.
+// Text() is word-wrapped to the NAWS width once the client reports one of at least
+// limits::kWordWrapColumnsMin columns; prompts are never wrapped.
 // Prompts end with IAC EOR once the client has agreed to EOR, else IAC GA (unless the client
 // suppressed go-ahead). MSDP (msdp.h) is answered here and fed from the GMCP packages passed
 // to Gmcp(), so the game produces its data once for both protocols.
@@ -95,6 +97,8 @@ class TelnetConnection {
   // A player's own choice of colour depth; nullopt returns to what the client said.
   void SetColourDepthOverride(std::optional<ColourDepth> depth) { depth_override_ = depth; }
   const MsdpAgent& msdp() const { return msdp_; }
+  // Text() wraps lines to the NAWS width (wrap.h) unless turned off (a player's setting).
+  void SetWordWrap(bool on) { word_wrap_ = on; }
 
  private:
   struct OptionState {
@@ -113,8 +117,9 @@ class TelnetConnection {
   void OnCharset(std::string_view payload, TelnetInput& input, std::string& reply);
   void OnTerminalType(std::string_view payload, TelnetInput& input, std::string& reply);
   void OnMsdp(std::string_view payload, TelnetInput& input, std::string& reply);
-  // Game text as the client's character set and colour depth want it, NVT-encoded.
-  std::string ClientText(std::string_view text) const;
+  // Game text as the client's width (if `wrap`), character set and colour depth want it,
+  // NVT-encoded.
+  std::string ClientText(std::string_view text, bool wrap) const;
   // Compresses `raw` when MCCP2 is on; otherwise returns it as is.
   std::string Wire(std::string raw);
 
@@ -132,6 +137,7 @@ class TelnetConnection {
   bool charset_requested_ = false;  // our REQUEST awaits ACCEPTED or REJECTED
   ColourDepth depth_ = ColourDepth::k16;
   std::optional<ColourDepth> depth_override_;
+  bool word_wrap_ = true;
   MsdpAgent msdp_;
   std::unique_ptr<Compressor> compressor_;
 };
