@@ -246,6 +246,18 @@ inline constexpr int64_t kFleetDurationMsMax = 24LL * 60 * 60 * 1000;
 // Social counts beyond this would let guild or friends terms dwarf everything else by data entry.
 inline constexpr int64_t kPlacementSocialCountCapMax = 100;
 
+// --- Director (src/director): the rebalance planner's inputs and settings
+// One plan considers at most this many live shards, zones, colocation groups and in-flight
+// moves; a bigger input is refused rather than planned slowly on the leader's thread.
+inline constexpr size_t kDirectorShardsMax = 1'024;
+inline constexpr size_t kDirectorZonesMax = 65'536;
+inline constexpr size_t kDirectorColocationGroupsMax = 4'096;
+inline constexpr size_t kDirectorZonesPerColocationGroupMax = 64;
+inline constexpr int64_t kDirectorMovesInFlightMax = 64;  // rebalance drains at once, fleet-wide
+inline constexpr int64_t kDirectorMarginPlayersMax = 1'000'000;
+inline constexpr int64_t kDirectorZoneCooldownMsMax = 24LL * 60 * 60 * 1000;
+inline constexpr int64_t kDirectorZonePlayersMax = 1'000'000;  // one zone's reported occupancy
+
 // --- Load generator (src/sim)
 inline constexpr int64_t kSwarmBotsMax = 20'000;
 inline constexpr double kSwarmDurationSecondsMax = 3'600;
