@@ -164,6 +164,8 @@ struct NodeOptions {
   std::string shard_id;
   std::vector<std::string> zones;  // started before the server; the lobby must be among them
   int64_t link_dead_ms = 60'000;
+  // The handoff keys the shard accepts; unset: the fleet's handoff key alone.
+  std::optional<auth::KeyRing> handoff_verify_keys;
 };
 
 // Ends the process with a diagnosis when a blocking step of a teardown does not return in
@@ -248,6 +250,7 @@ class Node {
       auto grant = fleet.directory.ClaimZone(zone, options.shard_id, kLeaseTtlMs);
       RELEASE_ASSERT(grant.ok(), grant.status().ToString());
     }
+    if (options.handoff_verify_keys) shard->SetHandoffVerifyKeys(*options.handoff_verify_keys);
     shard->Start();
     stub = telos::v1::World::NewStub(rpc::MakeChannel(endpoint));
   }
@@ -1087,6 +1090,40 @@ TEST_F(WorldShardTest, HandoffAcceptedOnceAndRefusedWhenStaleForgedExpiredOrMisr
   EXPECT_EQ(placement->shard, "");
   EXPECT_EQ(a.host->ZoneOf("alice"), std::nullopt);
   EXPECT_EQ(a.shard->residents(), 0u);
+}
+
+// The fleet is rotating its handoff key: this shard signs with the new key and accepts the
+// previous one too, which a peer not yet restarted still signs with. A key two rotations old
+// is refused, and so is the previous key on a shard that holds the new key alone.
+TEST_F(WorldShardTest, AHandoffUnderThePreviousHandoffKeyIsAcceptedDuringARotation) {
+  const auth::SigningKey previous = auth::SigningKey::Generate();
+  const auth::SigningKey oldest = auth::SigningKey::Generate();
+  Node& a = StartNode({.shard_id = "a",
+                       .zones = {"lobby", "town"},
+                       .handoff_verify_keys =
+                           auth::KeyRing(fleet_.handoff_key.verify_key(), previous.verify_key())});
+  Node& b = StartNode({.shard_id = "b", .zones = {"lobby", "arena"}});
+  const int64_t alice = CreateAccount("alice");
+  CreateCharacter(alice, "Alice", "lobby:atrium");
+  const int64_t bram = CreateAccount("bram");
+  CreateCharacter(bram, "Bram", "lobby:atrium");
+
+  EXPECT_EQ(
+      Handoff(a, auth::SignSnapshot(oldest, Snapshot(alice, "Alice", "town:square", 2))).code(),
+      StatusCode::kPermissionDenied);
+  const Status s =
+      Handoff(a, auth::SignSnapshot(previous, Snapshot(alice, "Alice", "town:square", 2)));
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(a.host->ZoneOf("alice"), "town");
+  // The new key is accepted as well, by both.
+  EXPECT_TRUE(
+      Handoff(a, auth::SignSnapshot(fleet_.handoff_key, Snapshot(bram, "Bram", "town:square", 2)))
+          .ok());
+
+  // A shard without the previous key refuses it.
+  EXPECT_EQ(Handoff(b, auth::SignSnapshot(previous, Snapshot(alice, "Alice", "arena:approach", 3)))
+                .code(),
+            StatusCode::kPermissionDenied);
 }
 
 // A snapshot this shard cannot read (here: a character schema newer than this build, as in a
