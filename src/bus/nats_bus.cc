@@ -702,6 +702,10 @@ Result<std::unique_ptr<NatsBus>> NatsBus::Connect(NatsBusOptions options, Logger
 
 NatsBus::NatsBus(std::shared_ptr<Core> core) : core_(std::move(core)) {}
 
+void* NatsBus::raw_connection() const {
+  return core_->conn;
+}
+
 NatsBus::~NatsBus() {
   {
     std::lock_guard lock(core_->state_mu);

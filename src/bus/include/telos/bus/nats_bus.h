@@ -106,8 +106,12 @@ class NatsBus final : public Bus {
  private:
   struct Core;  // the connection and everything nats.c's callbacks reach (nats_bus.cc)
 
+  friend class JetStreamStreams;  // runs JetStream over a bus of its own (jetstream.h)
+
   explicit NatsBus(std::shared_ptr<Core> core);
   Status Send(std::string_view subject, std::string_view data);
+  // The nats.c connection (a natsConnection*), valid until the bus is destroyed.
+  void* raw_connection() const;
 
   std::shared_ptr<Core> core_;
 };
