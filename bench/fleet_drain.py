@@ -142,7 +142,7 @@ def drain_and_exit(args, fleet_dir, pid):
 
 
 def kill_and_recover(args, fleet_dir, pid):
-    cluster = "http://127.0.0.1:%d/api/cluster" % (args.base_port + 400)
+    cluster = "http://127.0.0.1:%d/api/cluster" % (args.base_port + 600)  # gate-0's admin port
     health = "http://127.0.0.1:%d/api/health" % (args.base_port + 201)
 
     def get(url):

@@ -212,7 +212,8 @@ def fleet_run(args, out_dir):
         telnet = args.base_port + 300
         report = os.path.join(out_dir, "fleet-bots.json")
         cmd = bots_cmd(args, args.binary, "127.0.0.1:%d" % telnet, report,
-                       ["--metrics-url", "http://127.0.0.1:%d/metrics" % (args.base_port + 200)])
+                       # world-0's admin listener (scripts/fleet: base + 500 + i)
+                       ["--metrics-url", "http://127.0.0.1:%d/metrics" % (args.base_port + 500)])
         ppb.log("fleet: " + " ".join(cmd))
         bots = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
         wait_for_swarm(args, bots)

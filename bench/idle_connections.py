@@ -53,6 +53,7 @@ def main():
 
     data_dir = tempfile.mkdtemp(prefix="telos-bench-")
     env = dict(os.environ, TELOS_BIND="127.0.0.1", TELOS_TELNET_PORT="0", TELOS_HTTP_PORT="0",
+               TELOS_ADMIN_PORT="0",
                TELOS_DATA_DIR=data_dir, TELOS_CONTENT_DIR=os.path.join(REPO, "content"),
                TELOS_WEB_DIR=os.path.join(REPO, "web"), TELOS_LOG_LEVEL="warn",
                TELOS_CONNECTIONS_PER_ADDRESS_MAX=str(need))

@@ -80,12 +80,14 @@ class TelosServer:
         self.proc = None
         self.telnet_port = None
         self.http_port = None
+        self.admin_port = None  # the admin listener: /metrics
 
     def start(self):
         env = {k: v for k, v in os.environ.items()
                if k not in ("TELOS_REDIS", "TELOS_DATABASE_URL", "TELOS_NATS")}  # embedded
         env.update({
             "TELOS_BIND": "127.0.0.1", "TELOS_TELNET_PORT": "0", "TELOS_HTTP_PORT": "0",
+            "TELOS_ADMIN_PORT": "0",
             "TELOS_DATA_DIR": os.path.join(self.dir, "data"),
             "TELOS_CONTENT_DIR": os.path.join(REPO, "content"),
             "TELOS_WEB_DIR": os.path.join(REPO, "web"), "TELOS_SEED": "42",
@@ -120,13 +122,14 @@ class TelosServer:
         entry = wait_for(ready, 30, "telos serve to be ready")
         self.telnet_port = entry["telnet_port"]
         self.http_port = entry["http_port"]
+        self.admin_port = entry["admin_port"]
         return self
 
     def target(self):
         return "127.0.0.1:%d" % self.telnet_port
 
     def bots_args(self):
-        return ["--metrics-url", "http://127.0.0.1:%d/metrics" % self.http_port]
+        return ["--metrics-url", "http://127.0.0.1:%d/metrics" % self.admin_port]
 
     def stop(self):
         if self.proc and self.proc.poll() is None:

@@ -32,12 +32,13 @@ RUN_TIMEOUT_S = 240  # one tiny run; ctest's own TIMEOUT is the backstop
 STOP_TIMEOUT_S = 60  # for the harness to stop what it started once interrupted
 BOTS = 4
 SMALL_SWARM = ["--duration-s", "2", "--ramp-per-second", "20", "--think-ms", "500"]
-# The loopback ports a fleet from scripts/fleet listens on, as offsets from its base.
-FLEET_PORT_OFFSETS = (0, 1, 100, 101, 200, 201, 300, 400)
+# The loopback ports a fleet from scripts/fleet listens on, as offsets from its base (the admin
+# listeners at 2, 500 + i and 600 + i).
+FLEET_PORT_OFFSETS = (0, 1, 2, 100, 101, 200, 201, 300, 400, 500, 501, 600)
 # Bases tried for a fleet: below the kernel's ephemeral range (32768 and up), so ports chosen for
 # other sockets do not land in the fleet's, and away from the benchmarks' defaults (23000, 24000)
 # so a real run on the box is not disturbed.
-FLEET_BASES = range(25000, 32000, 500)
+FLEET_BASES = range(25000, 32000, 1000)  # a fleet spans base .. base + 699
 
 
 class SmokeFailure(Exception):

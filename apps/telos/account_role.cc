@@ -1,6 +1,8 @@
 #include "account_role.h"
 
+#include <atomic>
 #include <boost/asio.hpp>
+#include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
@@ -16,6 +18,7 @@
 #include "telos/account/account_service.h"
 #include "telos/auth/keys.h"
 #include "telos/base/clock.h"
+#include "telos/base/dependency_health.h"
 #include "telos/base/limits.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
@@ -29,6 +32,8 @@ namespace {
 
 namespace asio = boost::asio;
 constexpr const char* kRole = "telos account";
+// How often the probe thread pings PostgreSQL for /api/health.
+constexpr std::chrono::milliseconds kDependencyProbeInterval{1000};
 constexpr int64_t kAssertionTtlMsMin = 1000;
 constexpr int64_t kAssertionTtlMsMax = 7 * 24 * 3600 * int64_t{1000};
 
@@ -45,6 +50,7 @@ Result<AccountRoleSettings> ReadAccountRoleSettings(const Config& config) {
                                                     kAssertionTtlMsMin, kAssertionTtlMsMax));
   TELOS_READ_SETTING(s.bind_address, config.String("TELOS_BIND", s.bind_address));
   TELOS_READ_SETTING(s.http_port, config.Port("TELOS_HTTP_PORT", s.http_port));
+  TELOS_READ_SETTING(s.admin, net::ReadAdminBind(config, s.admin.port, s.http_port));
   TELOS_READ_SETTING(s.blocking_threads,
                      config.Int("TELOS_BLOCKING_THREADS", s.blocking_threads, 1, 64));
   TELOS_READ_SETTING(s.password_memory_kib, config.Int("TELOS_PASSWORD_MEMORY_KIB",
@@ -133,24 +139,44 @@ int RunAccountRole(const AccountRoleSettings& settings, const Config& config) {
   account::AccountServer server(server_options, desk, *key, threads.blocking(), clock, log,
                                 metrics);
 
-  // --- The admin port.
+  // --- HTTP: /api/health on TELOS_BIND:TELOS_HTTP_PORT, /metrics and /api/health on the admin
+  // listener. Health never touches the database itself (an io thread must not wait on it): a
+  // probe thread pings PostgreSQL and health reads the last answer.
+  DependencyHealth dependencies(log, metrics);
+  dependencies.Declare("postgres", "logins, new accounts and character claims fail");
+  dependencies.AddProbe("postgres", [&db] { return db->Ping(); });
+  std::atomic<bool> stopping{false};
+  const auto health = [&dependencies, &stopping] {
+    boost::json::object members{{"role", "account"}, {"version", kVersion}};
+    dependencies.AddHealthMembers(members);
+    if (stopping) return net::HealthReport::Unavailable("stopping", std::move(members));
+    if (!dependencies.up("postgres")) {
+      return net::HealthReport::Unavailable("postgres unavailable", std::move(members));
+    }
+    return net::HealthReport{true, std::move(members)};
+  };
   net::HttpServerOptions http_options;
   http_options.bind_address = settings.bind_address;
   http_options.port = settings.http_port;
   net::HttpServer http(io, http_options, log);
-  net::AddAdminRoutes(http, metrics, [] {
-    return net::HealthReport{true,
-                             "\"role\":\"account\",\"version\":\"" + std::string(kVersion) + "\""};
-  });
+  net::HttpServer admin(io, net::AdminServerOptions(settings.admin), log);
+  net::AddHealthRoute(http, health);
+  net::AddAdminRoutes(admin, metrics, health);
+  dependencies.Start(kDependencyProbeInterval);
 
   auto grpc_port = server.Start();
   auto http_port = grpc_port.ok() ? http.Start() : Result<uint16_t>(grpc_port.status());
-  if (!grpc_port.ok() || !http_port.ok()) {
-    const Status& s = grpc_port.ok() ? http_port.status() : grpc_port.status();
-    std::fprintf(stderr, "%s: %s\n", kRole, s.message().c_str());
+  auto admin_port = http_port.ok() ? admin.Start() : Result<uint16_t>(http_port.status());
+  if (!admin_port.ok()) {
+    const Status& s = admin_port.status();
+    const bool admin_failed = grpc_port.ok() && http_port.ok();
+    std::fprintf(stderr, "%s: %s%s\n", kRole,
+                 admin_failed ? "TELOS_ADMIN_BIND/TELOS_ADMIN_PORT: " : "", s.message().c_str());
     log.Error("cannot listen", {{"error", s.ToString()}});
     server.Stop();
+    dependencies.Stop();
     http.Stop();
+    admin.Stop();
     threads.Join();
     return 1;
   }
@@ -159,12 +185,17 @@ int RunAccountRole(const AccountRoleSettings& settings, const Config& config) {
   StopSignal stop(io, log);
   log.Info("ready", {{"listen", settings.listen_address},
                      {"port", static_cast<int64_t>(*grpc_port)},
-                     {"http_port", static_cast<int64_t>(*http_port)}});
+                     {"http_port", static_cast<int64_t>(*http_port)},
+                     {"admin_address", settings.admin.address},
+                     {"admin_port", static_cast<int64_t>(*admin_port)}});
   stop.Wait();
 
-  // --- Stop: finish the calls in flight (they need the blocking pool), then the admin port.
+  // --- Stop: finish the calls in flight (they need the blocking pool), then the HTTP ports.
+  stopping = true;
   server.Stop();
+  dependencies.Stop();
   http.Stop();
+  admin.Stop();
   threads.Join();
   log.Info("stopped");
   return 0;

@@ -1,7 +1,9 @@
 // `telos account`: the fleet's account service. It serves telos.v1.Accounts over gRPC
 // (AccountServer) on TELOS_ACCOUNT_LISTEN for the gates, over PostgreSQL (TELOS_DATABASE_URL),
-// and signs login assertions with the key in TELOS_SIGNING_KEY_FILE (`telos keygen`). An admin
-// HTTP port (TELOS_BIND:TELOS_HTTP_PORT) serves /api/health and /metrics.
+// and signs login assertions with the key in TELOS_SIGNING_KEY_FILE (`telos keygen`). Its HTTP
+// port (TELOS_BIND:TELOS_HTTP_PORT) serves /api/health (503 while PostgreSQL does not answer);
+// the admin listener (TELOS_ADMIN_BIND:TELOS_ADMIN_PORT, loopback) serves /metrics and
+// /api/health.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +23,10 @@ struct AccountRoleSettings {
   std::string caller_token;
   bool allow_insecure = false;  // TELOS_ALLOW_INSECURE
   int64_t assertion_ttl_ms = 12 * 3600 * 1000;
-  std::string bind_address = "0.0.0.0";  // TELOS_BIND, for the admin HTTP port
+  std::string bind_address = "0.0.0.0";  // TELOS_BIND, for /api/health
   uint16_t http_port = 8090;
+  // TELOS_ADMIN_BIND:TELOS_ADMIN_PORT: /metrics and /api/health for operators.
+  net::AdminBind admin{.address = "127.0.0.1", .port = kAccountAdminPortDefault};
   int64_t blocking_threads = 4;
   int64_t password_memory_kib = 19 * 1024;
   int64_t password_passes = 2;

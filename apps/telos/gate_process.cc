@@ -31,7 +31,8 @@ gate::GateOptions SessionOptions(const GateProcessOptions& options, const world:
 GateProcess::GateProcess(GateProcessOptions options, const world::Pack& pack,
                          account::AccountDesk& desk, directory::Directory& directory,
                          boost::asio::io_context& io, BlockingRunner blocking, const Clock& clock,
-                         Logger& log, Metrics& metrics, std::function<std::string()> health_extra)
+                         Logger& log, Metrics& metrics,
+                         std::function<net::HealthReport()> health_extra)
     : options_(std::move(options)),
       link_(LinkOptions(options_, pack), directory, io, blocking, clock, log, metrics),
       gate_(SessionOptions(options_, pack), io, blocking, desk, link_, clock, log, metrics),
@@ -49,39 +50,51 @@ GateProcess::GateProcess(GateProcessOptions options, const world::Pack& pack,
                 {"UTF-8", "1"}};
           },
           clock, log, metrics) {
-  net::AddAdminRoutes(front_.http(), metrics, [this, health_extra] {
-    boost::json::object members{{"role", SanitizeUtf8(options_.role)},
-                                {"version", kVersion},
-                                {"gate", SanitizeUtf8(options_.gate_id)},
-                                {"sessions", gate_.sessions()},
-                                {"shards", link_.ConnectedShards().size()}};
-    // Transitional: the extra members still arrive as text (serve.cc); parsed, not pasted.
-    if (health_extra) {
-      for (auto& member : net::ParseLegacyHealthMembers(health_extra())) {
-        members.emplace(member.key(), std::move(member.value()));
-      }
-    }
-    if (options_.role == "gate") members.emplace("players", link_.online_count());
-    return net::HealthReport{true, std::move(members)};
-  });
+  auto health = [this, health_extra = std::move(health_extra)] { return Health(health_extra); };
+  net::AddHealthRoute(front_.http(), health);
+  net::AddAdminRoutes(front_.admin(), metrics, health);
   std::vector<std::string> all_zones;
   for (const auto& zone : pack.zones) all_zones.push_back(zone.id);
-  front_.http().Handle("/api/cluster", [this, &directory, all_zones](const net::HttpRequest&) {
-    auto view = directory::ReadClusterView(directory, all_zones, options_.role, options_.gate_id);
-    if (!view.ok()) {
-      return net::HttpResponse::Json(
-          503, boost::json::serialize(boost::json::object{{"error", "directory unavailable"}}));
-    }
-    return net::HttpResponse::Json(200, directory::ClusterViewJson(*view));
-  });
+  // The directory read blocks (Redis): it runs on the blocking pool, not on an io thread, and
+  // only on the admin listener, since it names every shard's endpoint.
+  front_.admin().HandleBlocking(
+      "/api/cluster",
+      [this, &directory, all_zones](const net::HttpRequest&) {
+        auto view =
+            directory::ReadClusterView(directory, all_zones, options_.role, options_.gate_id);
+        if (!view.ok()) {
+          return net::HttpResponse::Json(
+              503, boost::json::serialize(boost::json::object{{"error", "directory unavailable"}}));
+        }
+        return net::HttpResponse::Json(200, directory::ClusterViewJson(*view));
+      },
+      blocking);
   front_.http().Handle("/api/who", [this](const net::HttpRequest&) {
     return net::HttpResponse::Json(200, WhoJson(who_ ? who_() : link_.Who()));
   });
 }
 
+net::HealthReport GateProcess::Health(const std::function<net::HealthReport()>& extra) const {
+  boost::json::object members{{"role", SanitizeUtf8(options_.role)},
+                              {"version", kVersion},
+                              {"gate", SanitizeUtf8(options_.gate_id)},
+                              {"sessions", gate_.sessions()},
+                              {"shards", link_.ConnectedShards().size()}};
+  net::HealthReport report;
+  if (extra) {
+    report = extra();
+    for (auto& member : report.members) members.emplace(member.key(), std::move(member.value()));
+  }
+  if (options_.role == "gate") members.emplace("players", link_.online_count());
+  report.members = std::move(members);
+  if (stopping_) return net::HealthReport::Unavailable("stopping", std::move(report.members));
+  return report;
+}
+
 void GateProcess::Stop(const std::string& message) {
   if (stopped_) return;
   stopped_ = true;
+  stopping_ = true;
   // The characters stay in the world (link-dead on their shards) until their owners reconnect
   // through any gate or the link-dead grace ends.
   gate_.BeginShutdown(message);

@@ -1,9 +1,14 @@
 // The parts of a fleet gate, wired together: FleetWorldLink to the world shards, the Gate's
-// login and play sessions over an AccountDesk, and the FrontDoor listeners with /api/cluster and
-// /api/who. `telos gate` runs one with the remote account service; `telos serve` joining a fleet
+// login and play sessions over an AccountDesk, and the FrontDoor listeners: /api/health and
+// /api/who beside the web client on the players' port, /metrics, /api/cluster and /api/health
+// on the admin listener. `telos gate` runs one with the remote account service; `telos serve`
 // runs one with its in-process accounts.
+//
+// /api/health answers 503 "stopping" once Stop() has begun (a load balancer takes the gate out
+// while its players are told); the owner's health_extra may say the role cannot serve too.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,11 +34,13 @@ struct GateProcessOptions {
 
 class GateProcess {
  public:
-  // `health_extra` adds `"key":value` members to /api/health (may be null).
+  // `health_extra` (may be null) adds members to /api/health, and when it reports the role
+  // unable to serve, so does /api/health (serve: the world in this process). It runs on io
+  // threads and must not block.
   GateProcess(GateProcessOptions options, const world::Pack& pack, account::AccountDesk& desk,
               directory::Directory& directory, boost::asio::io_context& io, BlockingRunner blocking,
               const Clock& clock, Logger& log, Metrics& metrics,
-              std::function<std::string()> health_extra = nullptr);
+              std::function<net::HealthReport()> health_extra = nullptr);
 
   net::HttpServer& http() { return front_.http(); }
   // Who /api/who lists when the world is in this process (its roster knows levels and zones);
@@ -48,14 +55,18 @@ class GateProcess {
   void Stop(const std::string& message);
   uint16_t telnet_port() const { return front_.telnet_port(); }
   uint16_t http_port() const { return front_.http_port(); }
+  uint16_t admin_port() const { return front_.admin_port(); }
 
  private:
+  net::HealthReport Health(const std::function<net::HealthReport()>& extra) const;
+
   const GateProcessOptions options_;
   gate::FleetWorldLink link_;
   gate::Gate gate_;
   FrontDoor front_;
   std::function<std::vector<world::WhoEntry>()> who_;
   bool stopped_ = false;
+  std::atomic<bool> stopping_{false};  // read by /api/health on io threads
 };
 
 }  // namespace telos::app

@@ -113,7 +113,9 @@ int RunGateRole(const GateRoleSettings& settings, const Config& config) {
   StopSignal stop(io, log);
   log.Info("ready", {{"gate", settings.gate_id},
                      {"telnet_port", static_cast<int64_t>(gate.telnet_port())},
-                     {"http_port", static_cast<int64_t>(gate.http_port())}});
+                     {"http_port", static_cast<int64_t>(gate.http_port())},
+                     {"admin_address", settings.front.admin.address},
+                     {"admin_port", static_cast<int64_t>(gate.admin_port())}});
   stop.Wait();
 
   // The characters stay in the world (link-dead on their shards) until their owners reconnect

@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
   auto* serve = app.add_subcommand(
       "serve",
       "Run the whole game in one process: telnet (TELOS_TELNET_PORT, 4000), web client and HTTP "
-      "API (TELOS_HTTP_PORT, 8080), SQLite under TELOS_DATA_DIR (./telos-data)");
+      "API (TELOS_HTTP_PORT, 8080), SQLite under TELOS_DATA_DIR (./telos-data); /metrics and "
+      "/api/cluster on the admin listener (TELOS_ADMIN_BIND 127.0.0.1, TELOS_ADMIN_PORT 9080)");
   serve->callback([&exit_code] {
     const telos::Config config = LoadConfigOrExit();
     auto settings = telos::app::ReadServeSettings(config);
@@ -60,7 +61,8 @@ int main(int argc, char** argv) {
       "account",
       "Run the fleet's account service: gRPC for the gates on TELOS_ACCOUNT_LISTEN "
       "(127.0.0.1:7100) over PostgreSQL (TELOS_DATABASE_URL), signing login assertions with "
-      "TELOS_SIGNING_KEY_FILE; health and metrics on TELOS_HTTP_PORT (8090)");
+      "TELOS_SIGNING_KEY_FILE; health on TELOS_HTTP_PORT (8090), metrics on the admin listener "
+      "(TELOS_ADMIN_BIND 127.0.0.1, TELOS_ADMIN_PORT 9090)");
   account->callback([&exit_code] {
     const telos::Config config = LoadConfigOrExit();
     auto settings = telos::app::ReadAccountRoleSettings(config);
@@ -76,7 +78,8 @@ int main(int argc, char** argv) {
       "world",
       "Run one world shard of a fleet: claims zones from TELOS_ZONE_POOL in the Redis directory "
       "(TELOS_REDIS), keeps characters in PostgreSQL (TELOS_DATABASE_URL), serves gates over gRPC "
-      "on TELOS_WORLD_LISTEN (127.0.0.1:7200)");
+      "on TELOS_WORLD_LISTEN (127.0.0.1:7200); health on TELOS_HTTP_PORT (8081), metrics and "
+      "/api/cluster on the admin listener (TELOS_ADMIN_BIND 127.0.0.1, TELOS_ADMIN_PORT 9081)");
   world->callback([&exit_code] {
     const telos::Config config = LoadConfigOrExit();
     auto settings = telos::app::ReadWorldRoleSettings(config);
@@ -91,7 +94,9 @@ int main(int argc, char** argv) {
   auto* gate = app.add_subcommand(
       "gate",
       "Run a fleet gate: telnet (TELOS_TELNET_PORT, 4000) and web (TELOS_HTTP_PORT, 8080), login "
-      "through the account service (TELOS_ACCOUNT), sessions routed to world shards by zone");
+      "through the account service (TELOS_ACCOUNT), sessions routed to world shards by zone; "
+      "/metrics and /api/cluster on the admin listener (TELOS_ADMIN_BIND 127.0.0.1, "
+      "TELOS_ADMIN_PORT 9080)");
   gate->callback([&exit_code] {
     const telos::Config config = LoadConfigOrExit();
     auto settings = telos::app::ReadGateRoleSettings(config);
@@ -122,7 +127,8 @@ int main(int argc, char** argv) {
   bots->add_option("--report", bots_flags.report_path, "Write the JSON report here (else stdout)");
   bots->add_option("--csv", bots_flags.csv_path, "Write the per-second series here");
   bots->add_option("--metrics-url", bots_flags.metrics_url,
-                   "The server's /metrics, read before and after the measured window");
+                   "The server's /metrics on its admin listener (http://127.0.0.1:9080/metrics "
+                   "for a serve or gate), read before and after the measured window");
   bots->add_option("--accounts-prefix", bots_flags.accounts_prefix,
                    "Accounts are <prefix>_<n>; a run with the same prefix reuses them");
   bots->add_option("--server-pid", bots_flags.server_pid,

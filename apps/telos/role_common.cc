@@ -206,6 +206,7 @@ Result<FrontDoorSettings> ReadFrontDoorSettings(const Config& config) {
   if (!lines_per_second.ok()) return lines_per_second.status();
   s.input_lines_per_second = static_cast<double>(*lines_per_second);
   if (s.bind_address.empty()) return Status::InvalidArgument("TELOS_BIND: must not be empty");
+  TELOS_READ_SETTING(s.admin, net::ReadAdminBind(config, s.admin.port, s.http_port));
   return s;
 }
 
@@ -213,7 +214,8 @@ FrontDoor::FrontDoor(boost::asio::io_context& io, const FrontDoorSettings& setti
                      net::TerminalHandlerFactory terminals, Mssp mssp, const Clock& clock,
                      Logger& log, Metrics& metrics)
     : telnet_(io, TelnetOptions(settings, std::move(mssp)), terminals, clock, log, metrics),
-      http_(io, HttpOptions(settings), log) {
+      http_(io, HttpOptions(settings), log),
+      admin_(io, net::AdminServerOptions(settings.admin), log) {
   net::WebSocketOptions ws_options;
   ws_options.idle_timeout_ms = OrDefault(settings.idle_timeout_ms, limits::kSessionIdleTimeoutMs);
   ws_options.input_lines_per_second =
@@ -234,14 +236,23 @@ Status FrontDoor::Start() {
     telnet_.Stop();
     return http_port.status();
   }
+  auto admin_port = admin_.Start();
+  if (!admin_port.ok()) {
+    telnet_.Stop();
+    http_.Stop();
+    return Status::Unavailable("TELOS_ADMIN_BIND/TELOS_ADMIN_PORT: " +
+                               admin_port.status().message());
+  }
   telnet_port_ = *telnet_port;
   http_port_ = *http_port;
+  admin_port_ = *admin_port;
   return Status::Ok();
 }
 
 void FrontDoor::Stop() {
   telnet_.Stop();
   http_.Stop();
+  admin_.Stop();
 }
 
 Result<std::string> AdvertisedAddress(const std::string& listen, const std::string& advertise) {

@@ -25,6 +25,7 @@
 #include "telos/base/metrics.h"
 #include "telos/bus/nats_bus.h"
 #include "telos/directory/redis_directory.h"
+#include "telos/net/admin_routes.h"
 #include "telos/net/http_server.h"
 #include "telos/net/telnet_server.h"
 #include "telos/store/postgres_store.h"
@@ -120,11 +121,19 @@ Result<bus::NatsBusOptions> NatsOptionsFromConfig(const Config& config);
 // the server's default).
 Result<store::PostgresStoreOptions> PostgresOptionsFromConfig(const Config& config);
 
+// The default admin ports: each role's public HTTP port plus 1000, so the roles of one box
+// (serve or gate 8080, world 8081, account 8090) never take each other's.
+inline constexpr uint16_t kGateAdminPortDefault = 9080;  // gate and serve
+inline constexpr uint16_t kWorldAdminPortDefault = 9081;
+inline constexpr uint16_t kAccountAdminPortDefault = 9090;
+
 // What the player-facing listeners need (serve and gate read the same variables).
 struct FrontDoorSettings {
   std::string bind_address = "0.0.0.0";
   uint16_t telnet_port = 4000;
   uint16_t http_port = 8080;
+  // TELOS_ADMIN_BIND:TELOS_ADMIN_PORT: /metrics, /api/cluster and /api/health for operators.
+  net::AdminBind admin{.address = "127.0.0.1", .port = kGateAdminPortDefault};
   std::string web_dir = "web";
   int64_t idle_timeout_ms = 0;          // 0: the default from limits.h
   int64_t connections_per_address = 0;  // 0: the default from limits.h
@@ -132,7 +141,9 @@ struct FrontDoorSettings {
 };
 Result<FrontDoorSettings> ReadFrontDoorSettings(const Config& config);
 
-// Telnet on telnet_port, HTTP (admin routes, /ws, the web client) on http_port.
+// Telnet on telnet_port; the players' HTTP (/ws, the web client, and what the owner adds:
+// /api/health, /api/who) on http_port; the admin listener (empty: the owner adds /metrics,
+// /api/cluster, /api/health) on settings.admin, never on a port players are meant to reach.
 class FrontDoor {
  public:
   using Mssp = std::function<std::vector<std::pair<std::string, std::string>>()>;
@@ -140,17 +151,21 @@ class FrontDoor {
             net::TerminalHandlerFactory terminals, Mssp mssp, const Clock& clock, Logger& log,
             Metrics& metrics);
   net::HttpServer& http() { return http_; }
-  // Binds both listeners; on failure nothing listens. REQUIRES: routes added to http() first.
+  net::HttpServer& admin() { return admin_; }
+  // Binds the three listeners; on failure nothing listens. REQUIRES: routes added first.
   Status Start();
   void Stop();
   uint16_t telnet_port() const { return telnet_port_; }
   uint16_t http_port() const { return http_port_; }
+  uint16_t admin_port() const { return admin_port_; }
 
  private:
   net::TelnetServer telnet_;
   net::HttpServer http_;
+  net::HttpServer admin_;
   uint16_t telnet_port_ = 0;
   uint16_t http_port_ = 0;
+  uint16_t admin_port_ = 0;
 };
 
 // The address other processes dial for a gRPC listener: `advertise` when set; the listen

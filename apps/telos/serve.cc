@@ -168,9 +168,16 @@ int RunServeParts(const ServeSettings& settings, ServeParts parts, const Clock& 
   gate_options.role = "serve";
   gate_options.link_dead_ms = settings.link_dead_ms;
   gate_options.login_timeout_ms = settings.login_timeout_ms;
-  GateProcess gate(
-      gate_options, *parts.pack, desk, *parts.backends.directory, io, blocking, clock, log, metrics,
-      [&world, mode = parts.mode] { return "\"mode\":\"" + mode + "\"," + world.HealthMembers(); });
+  GateProcess gate(gate_options, *parts.pack, desk, *parts.backends.directory, io, blocking, clock,
+                   log, metrics, [&world, mode = parts.mode] {
+                     net::HealthReport report = world.Health();
+                     boost::json::object members{{"mode", mode}};
+                     for (auto& member : report.members) {
+                       members.emplace(member.key(), std::move(member.value()));
+                     }
+                     report.members = std::move(members);
+                     return report;
+                   });
   gate.AddInProcessShard(world_settings.advertise, world.shard());
   // Alone, the world's roster is everyone online, with levels and zones.
   if (world_settings.listen_address.empty()) gate.SetWho([&world] { return world.Who(); });
@@ -194,6 +201,8 @@ int RunServeParts(const ServeSettings& settings, ServeParts parts, const Clock& 
   StopSignal stop(io, log);
   log.Info("ready", {{"telnet_port", static_cast<int64_t>(gate.telnet_port())},
                      {"http_port", static_cast<int64_t>(gate.http_port())},
+                     {"admin_address", settings.front.admin.address},
+                     {"admin_port", static_cast<int64_t>(gate.admin_port())},
                      {"grpc_port", static_cast<int64_t>(world.grpc_port())},
                      {"shard", world_settings.shard_id}});
   stop.Wait();

@@ -128,7 +128,6 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
       backends_(std::move(backends)),
       pack_(std::move(pack)),
       directory_(*backends_.directory),
-      clock_(clock),
       log_(log),
       pool_(ResolveZonePool(settings, *pack_).value_or(std::vector<std::string>{})),
       no_passwords_(std::make_unique<NoPasswords>()),
@@ -281,6 +280,7 @@ Status WorldProcess::Start() {
   }
   shard_.Start();
   keeper_.Start();
+  phase_ = Phase::kServing;
   return Status::Ok();
 }
 
@@ -288,6 +288,8 @@ WorldProcess::StopReport WorldProcess::Stop() {
   StopReport report;
   if (stopped_ || !started_) return report;
   stopped_ = true;
+  // A load balancer or an operator watching /api/health sees the drain begin.
+  phase_ = grpc_port_ != 0 ? Phase::kDraining : Phase::kStopping;
   if (grpc_port_ != 0) (void)drain_.Run();
   shard_.Stop();
   keeper_.Stop(false);
@@ -317,32 +319,45 @@ WorldProcess::StopReport WorldProcess::Stop() {
 }
 
 void WorldProcess::AddRoutes(net::HttpServer& http) {
-  std::vector<std::string> all_zones;
-  for (const auto& zone : pack_->zones) all_zones.push_back(zone.id);
-  http.Handle("/api/cluster", [this, all_zones](const net::HttpRequest&) {
-    auto view = directory::ReadClusterView(directory_, all_zones, "world", settings_.shard_id);
-    if (!view.ok()) {
-      return net::HttpResponse::Json(
-          503, boost::json::serialize(boost::json::object{{"error", "directory unavailable"}}));
-    }
-    return net::HttpResponse::Json(200, directory::ClusterViewJson(*view));
-  });
   http.Handle("/api/who", [this](const net::HttpRequest&) {
     return net::HttpResponse::Json(200, WhoJson(host_.Who()));
   });
 }
 
-std::string WorldProcess::HealthMembers() const {
+void WorldProcess::AddAdminRoutes(net::HttpServer& admin, BlockingRunner blocking) {
+  std::vector<std::string> all_zones;
+  for (const auto& zone : pack_->zones) all_zones.push_back(zone.id);
+  admin.HandleBlocking(
+      "/api/cluster",
+      [this, all_zones](const net::HttpRequest&) {
+        auto view = directory::ReadClusterView(directory_, all_zones, "world", settings_.shard_id);
+        if (!view.ok()) {
+          return net::HttpResponse::Json(
+              503, boost::json::serialize(boost::json::object{{"error", "directory unavailable"}}));
+        }
+        return net::HttpResponse::Json(200, directory::ClusterViewJson(*view));
+      },
+      std::move(blocking));
+}
+
+net::HealthReport WorldProcess::Health() const {
   boost::json::object members{{"shard", SanitizeUtf8(settings_.shard_id)},
                               {"players", host_.online_count()},
                               {"zones", host_.RunningZones().size()},
                               {"standby", keeper_.standby()},
                               {"gates", shard_.streams()}};
   health_.AddHealthMembers(members);
-  // Still text, the members without the braces, because serve.cc splices it into its
-  // own; built by the library, so it is valid whatever the shard id holds.
-  const std::string whole = boost::json::serialize(members);
-  return whole.substr(1, whole.size() - 2);
+  switch (phase_.load()) {
+    case Phase::kStarting: return net::HealthReport::Unavailable("starting", std::move(members));
+    case Phase::kDraining: return net::HealthReport::Unavailable("draining", std::move(members));
+    case Phase::kStopping: return net::HealthReport::Unavailable("stopping", std::move(members));
+    case Phase::kServing: break;
+  }
+  // Every world runs the lobby; none running means nowhere to put a player.
+  if (host_.RunningZones().empty()) {
+    return net::HealthReport::Unavailable("no zone running", std::move(members));
+  }
+  return net::HealthReport{true, std::move(members)};
 }
 
 }  // namespace telos::app

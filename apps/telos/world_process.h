@@ -10,6 +10,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@
 #include "telos/base/metrics.h"
 #include "telos/bus/bus.h"
 #include "telos/directory/directory.h"
+#include "telos/net/admin_routes.h"
 #include "telos/net/http_server.h"
 #include "telos/shard/fleet_comms.h"
 #include "telos/shard/shard_drain.h"
@@ -89,10 +91,15 @@ class WorldProcess {
   };
   StopReport Stop();
 
-  // /api/cluster and /api/who. REQUIRES: before the server starts.
+  // /api/who on the public listener. REQUIRES: before the server starts.
   void AddRoutes(net::HttpServer& http);
-  // `"key":value` members for /api/health.
-  std::string HealthMembers() const;
+  // /api/cluster on the admin listener: it names every shard's endpoint, and its directory
+  // read runs on `blocking`, never on an io thread. REQUIRES: before the server starts.
+  void AddAdminRoutes(net::HttpServer& admin, BlockingRunner blocking);
+  // The world's part of /api/health: its members, and unavailable ("starting", "draining",
+  // "stopping", "no zone running") while it cannot take players. A dependency that is down is
+  // a degraded mode the world still serves in (listed in "degraded"), not a 503. Never blocks.
+  net::HealthReport Health() const;
   uint16_t grpc_port() const { return grpc_port_; }
   // The shard, for gates in this process (FleetWorldLink::AddInProcessShard).
   rpc::InProcessPlay& shard() { return shard_; }
@@ -109,7 +116,6 @@ class WorldProcess {
   const WorldBackends backends_;
   std::shared_ptr<const world::Pack> pack_;
   directory::Directory& directory_;
-  const Clock& clock_;
   Logger& log_;
   std::vector<std::string> pool_;
   std::unique_ptr<world::PasswordPort> no_passwords_;
@@ -133,6 +139,9 @@ class WorldProcess {
   Status connect_error_;  // a malformed TELOS_NATS, reported by Start()
   bool started_ = false;
   bool stopped_ = false;
+  // What /api/health says of the lifecycle; written by Start() and Stop(), read on io threads.
+  enum class Phase { kStarting, kServing, kDraining, kStopping };
+  std::atomic<Phase> phase_{Phase::kStarting};
 };
 
 // The pool a world claims: TELOS_ZONE_POOL, or every zone but the lobby. InvalidArgument

@@ -69,6 +69,7 @@ Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config) {
   TELOS_READ_SETTING(s.world_token, config.Secret("TELOS_WORLD_TOKEN", ""));
   TELOS_READ_SETTING(s.bind_address, config.String("TELOS_BIND", s.bind_address));
   TELOS_READ_SETTING(s.http_port, config.Port("TELOS_HTTP_PORT", s.http_port));
+  TELOS_READ_SETTING(s.admin, net::ReadAdminBind(config, s.admin.port, s.http_port));
   TELOS_READ_SETTING(s.content_dir, config.String("TELOS_CONTENT_DIR", s.content_dir));
   TELOS_READ_SETTING(s.io_threads, config.Int("TELOS_IO_THREADS", s.io_threads, 1, 64));
   TELOS_READ_SETTING(s.zone_threads, config.Int("TELOS_ZONE_THREADS", s.zone_threads, 1, 64));
@@ -227,30 +228,42 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
                      *handoff_key, passwords.get(), io, threads.zone_io(), blocking, clock, log,
                      metrics, [&directory] { return directory.Ping(); });
   world.SetHandoffVerifyKeys(handoff_keys);
+  // --- HTTP: /api/health (and /api/who) on TELOS_BIND:TELOS_HTTP_PORT; the operator routes on
+  // the admin listener. Both listen before the world starts, so health answers "starting"
+  // meanwhile instead of refusing the connection.
   net::HttpServerOptions http_options;
   http_options.bind_address = settings.bind_address;
   http_options.port = settings.http_port;
   net::HttpServer http(io, http_options, log);
-  net::AddAdminRoutes(http, metrics, [&world] {
+  net::HttpServer admin(io, net::AdminServerOptions(settings.admin), log);
+  const auto health = [&world] {
+    net::HealthReport report = world.Health();
     boost::json::object members{{"role", "world"}, {"version", kVersion}};
-    // Transitional: WorldProcess still hands its members over as text (serve.cc reads it).
-    for (auto& member : net::ParseLegacyHealthMembers(world.HealthMembers())) {
-      members.emplace(member.key(), std::move(member.value()));
-    }
-    return net::HealthReport{true, std::move(members)};
-  });
+    for (auto& member : report.members) members.emplace(member.key(), std::move(member.value()));
+    report.members = std::move(members);
+    return report;
+  };
+  net::AddHealthRoute(http, health);
+  net::AddAdminRoutes(admin, metrics, health);
   world.AddRoutes(http);
+  world.AddAdminRoutes(admin, blocking);
 
-  Status started = world.Start();
-  auto http_port = started.ok() ? http.Start() : Result<uint16_t>(started);
-  if (!http_port.ok()) {
-    const Status& s = http_port.status();
-    std::fprintf(stderr, "%s: %s\n", kRole, s.message().c_str());
+  auto http_port = http.Start();
+  auto admin_port = http_port.ok() ? admin.Start() : Result<uint16_t>(http_port.status());
+  if (http_port.ok() && !admin_port.ok()) {
+    admin_port =
+        Status::Unavailable("TELOS_ADMIN_BIND/TELOS_ADMIN_PORT: " + admin_port.status().message());
+  }
+  Status started = admin_port.ok() ? world.Start() : admin_port.status();
+  if (!started.ok()) {
+    std::fprintf(stderr, "%s: %s\n", kRole, started.message().c_str());
     http.Stop();
+    admin.Stop();
     world.Stop();
     threads.Join();
     // A duplicate shard id and a diverging content pack are configuration errors.
-    return s.code() == StatusCode::kAlreadyExists || s.code() == StatusCode::kFailedPrecondition
+    return started.code() == StatusCode::kAlreadyExists ||
+                   started.code() == StatusCode::kFailedPrecondition
                ? kExitConfigError
                : 1;
   }
@@ -258,11 +271,15 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
   StopSignal stop(io, log);
   log.Info("ready", {{"shard", settings.shard_id},
                      {"grpc_port", static_cast<int64_t>(world.grpc_port())},
-                     {"http_port", static_cast<int64_t>(*http_port)}});
+                     {"http_port", static_cast<int64_t>(*http_port)},
+                     {"admin_address", settings.admin.address},
+                     {"admin_port", static_cast<int64_t>(*admin_port)}});
   stop.Wait();
 
+  // The listeners outlive the drain: /api/health says "draining" while it runs.
   world.Stop();
   http.Stop();
+  admin.Stop();
   threads.Join();
   log.Info("stopped");
   return 0;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "role_common.h"
 #include "telos/auth/keys.h"
 #include "telos/base/config.h"
 #include "telos/base/limits.h"
@@ -40,8 +41,10 @@ struct WorldRoleSettings {
   // a gate's cannot hand players over or move zones. Empty only with TELOS_ALLOW_INSECURE.
   std::string gate_token;
   std::string world_token;
-  std::string bind_address = "127.0.0.1";  // admin HTTP
+  std::string bind_address = "127.0.0.1";  // TELOS_BIND: /api/health and /api/who
   uint16_t http_port = 8081;
+  // TELOS_ADMIN_BIND:TELOS_ADMIN_PORT: /metrics, /api/cluster and /api/health for operators.
+  net::AdminBind admin{.address = "127.0.0.1", .port = kWorldAdminPortDefault};
   std::string content_dir = "content";
   int64_t io_threads = 2;
   int64_t zone_threads = 2;  // the zones' own loop (RoleThreads::zone_io)

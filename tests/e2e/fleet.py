@@ -393,8 +393,11 @@ class Fleet:
 
     # --- HTTP
 
-    def get_json(self, name, path):
-        status, body = self.procs[name].http_get(path)
+    def get_json(self, name, path, admin=False):
+        """GET `path` of process `name` as JSON: on its admin listener when `admin` (/metrics,
+        /api/cluster live there), else on its public HTTP port."""
+        proc = self.procs[name]
+        status, body = proc.admin_get(path) if admin else proc.http_get(path)
         if status != 200:
             raise AssertionError("%s %s: HTTP %d %s" % (name, path, status, body))
         return json.loads(body)
@@ -427,7 +430,7 @@ class Fleet:
 
     def cluster(self, via=None):
         """GET /api/cluster from a gate (the first live one unless `via` names a process)."""
-        return self.get_json(via or self.first_gate(), "/api/cluster")
+        return self.get_json(via or self.first_gate(), "/api/cluster", admin=True)
 
     @staticmethod
     def owners(view):

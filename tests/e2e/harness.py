@@ -20,8 +20,9 @@ class Server:
     """`telos serve` on loopback with ports chosen by the kernel and a private data folder.
 
     `role` runs another subcommand the same way (`account`, `world`, `gate`: fleet.py); the
-    `ready` log line is kept in `ready`, and its ports (those the role has) in telnet_port and
-    http_port."""
+    `ready` log line is kept in `ready`, and its ports (those the role has) in telnet_port,
+    http_port (the public one: web client, /ws, /api/health, /api/who) and admin_port (the
+    loopback admin listener: /metrics, /api/cluster, /api/health)."""
 
     def __init__(self, binary, repo, data_dir=None, extra_env=None, role="serve"):
         self.binary = binary
@@ -35,6 +36,7 @@ class Server:
         self.lines = []
         self.telnet_port = None
         self.http_port = None
+        self.admin_port = None
         self._lock = threading.Lock()
 
     def start(self, timeout=30):
@@ -53,6 +55,7 @@ class Server:
             "TELOS_BIND": "127.0.0.1",
             "TELOS_TELNET_PORT": "0",
             "TELOS_HTTP_PORT": "0",
+            "TELOS_ADMIN_PORT": "0",
             "TELOS_DATA_DIR": self.data_dir,
             "TELOS_CONTENT_DIR": os.path.join(self.repo, "content"),
             "TELOS_WEB_DIR": os.path.join(self.repo, "web"),
@@ -78,6 +81,7 @@ class Server:
         self.ready = self.wait_log(lambda e: e.get("msg") == "ready", timeout)
         self.telnet_port = self.ready.get("telnet_port")
         self.http_port = self.ready.get("http_port")
+        self.admin_port = self.ready.get("admin_port")
         return self
 
     def _read_output(self):
@@ -108,8 +112,8 @@ class Server:
         raise AssertionError("log line not seen; output:\n" + "\n".join(self.lines[-40:]))
 
     def metric(self, name):
-        """The value of one unlabelled Prometheus sample from /metrics."""
-        _, body = self.http_get("/metrics")
+        """The value of one unlabelled Prometheus sample from /metrics (on the admin port)."""
+        _, body = self.admin_get("/metrics")
         for line in body.splitlines():
             if line.startswith(name + " "):
                 return float(line.split()[1])
@@ -140,8 +144,13 @@ class Server:
         if self.owns_data_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
 
-    def http_get(self, path):
-        with socket.create_connection(("127.0.0.1", self.http_port), timeout=5) as s:
+    def admin_get(self, path):
+        """GET on the admin listener (/metrics, /api/cluster)."""
+        return self.http_get(path, port=self.admin_port)
+
+    def http_get(self, path, port=None):
+        """GET on the public HTTP port (or `port`); returns (status, body)."""
+        with socket.create_connection(("127.0.0.1", port or self.http_port), timeout=5) as s:
             s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % path).encode())
             data = b""
             while True:

@@ -44,7 +44,7 @@ class BotsTest(unittest.TestCase):
         cmd = [BINARY, "bots", "--target", "127.0.0.1:%d" % port, "--transport", transport,
                "--bots", str(bots), "--ramp-per-second", "10", "--duration-s", str(duration_s),
                "--think-ms", "2000", "--accounts-prefix", prefix, "--seed", "7",
-               "--metrics-url", "http://127.0.0.1:%d/metrics" % server.http_port,
+               "--metrics-url", "http://127.0.0.1:%d/metrics" % server.admin_port,
                "--server-pid", str(server.proc.pid), "--report", report_path, "--csv", csv_path]
         proc = subprocess.run(cmd, capture_output=True, text=True,
                               timeout=bots / 10 + duration_s + 90)
@@ -109,7 +109,7 @@ class BotsTest(unittest.TestCase):
         False if the bots end or the deadline passes first."""
         deadline = time.time() + timeout
         while proc.poll() is None and time.time() < deadline:
-            _, body = server.http_get("/metrics")
+            _, body = server.admin_get("/metrics")
             for line in body.splitlines():
                 if (line.startswith("telos_zone_occupancy{") and 'zone="lobby"' not in line
                         and float(line.split()[-1]) > 0):

@@ -10,8 +10,10 @@ shard id, a missing setting and a wrong assertion key are refused. Each class ru
 (fleet.py) in its own Redis namespace and PostgreSQL schema. Settings come from TELOS_BINARY and
 TELOS_REPO, as in test_serve.py; TELOS_E2E_LOG_DIR, if set, keeps every process's log."""
 
+import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -446,6 +448,71 @@ class DrainTest(FleetCase):
         self.assertGreater(int(moved["epoch"]), int(placement["epoch"]))
         c.send("say still here")
         c.expect("You say, 'still here'")
+
+
+class OperatorEndpointsTest(FleetCase):
+    """Each role keeps /metrics and /api/cluster on its loopback admin listener, off the port
+    players (or a load balancer) reach, where /api/health stays; a draining world's health says
+    503 so a load balancer can take it out."""
+
+    @classmethod
+    def setUpClass(cls):
+        fleet = cls.make_fleet("admin")
+        fleet.start_account()
+        fleet.start_world("world-0", POOL_0, wait=False)
+        fleet.start_world("world-1", POOL_1, wait=False)
+        fleet.start_gate("gate-0", wait=False)
+        for name in ("world-0", "world-1", "gate-0"):
+            fleet.wait_ready(name)
+        fleet.wait_owners(SPLIT)
+
+    def test_operator_routes_only_on_the_admin_listener(self):
+        fleet = self.fleet
+        for name, paths in (("account", ["/metrics"]),
+                            ("world-0", ["/metrics", "/api/cluster"]),
+                            ("gate-0", ["/metrics", "/api/cluster"])):
+            proc = fleet.proc(name)
+            self.assertEqual(proc.ready["admin_address"], "127.0.0.1", name)
+            for path in paths:
+                status, body = proc.http_get(path)
+                self.assertEqual(status, 404, "%s %s on the public port: %s" % (name, path, body))
+                status, body = proc.admin_get(path)
+                self.assertEqual(status, 200, "%s %s on the admin port: %s" % (name, path, body))
+            for get in (proc.http_get, proc.admin_get):
+                status, body = get("/api/health")
+                self.assertEqual(status, 200, "%s: %s" % (name, body))
+        view = fleet.cluster("world-0")
+        self.assertEqual(Fleet.owners(view)["town"], "world-0")
+
+    def test_when_draining_a_world_answers_503(self):
+        """world-1 frozen keeps world-0's drain waiting on it (Adopt), long enough to look."""
+        fleet = self.fleet
+        world = fleet.proc("world-0")
+        fleet.sigstop("world-1")
+        try:
+            fleet.send_signal("world-0", signal.SIGTERM)
+            deadline = time.time() + 10
+            seen = None
+            while time.time() < deadline:
+                try:
+                    status, body = world.http_get("/api/health")
+                except OSError as e:  # the listener closed: the drain was missed
+                    seen = e
+                    break
+                seen = (status, body)
+                if status == 503:
+                    break
+                time.sleep(0.01)
+        finally:
+            fleet.sigcont("world-1")
+        self.assertIsInstance(seen, tuple, "no health answer during the drain: %r" % (seen,))
+        status, body = seen
+        self.assertEqual(status, 503, body)
+        health = json.loads(body)
+        self.assertEqual(health["status"], "unavailable")
+        self.assertEqual(health["reason"], "draining")
+        self.assertEqual(health["shard"], "world-0")
+        self.assertEqual(fleet.procs["world-0"].proc.wait(60), 0)
 
 
 class FailoverTest(FleetCase):

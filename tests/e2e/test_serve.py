@@ -53,6 +53,18 @@ def log_in(client, account, pick="1"):
     client.send(pick)
 
 
+def non_loopback_address():
+    """One IPv4 address of this host that is not loopback, or None. A UDP connect sends
+    nothing; it only makes the kernel pick the source address of its default route."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # TEST-NET-1: never routed anywhere real
+            address = s.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
 def walk(client, directions):
     for d in directions:
         client.send(d)
@@ -277,7 +289,7 @@ class ServeTest(unittest.TestCase):
         status, body = server.http_get("/api/who")
         self.assertIn('"name":"Watcher"', body)
         self.assertIn('"zone":"lobby"', body)
-        status, metrics = server.http_get("/metrics")
+        status, metrics = server.admin_get("/metrics")
         self.assertEqual(status, 200)
         for name in ("telos_telnet_connections", "telos_zone_tick_lag_ms_bucket",
                      "telos_zone_occupancy", "telos_logins_total", "telos_commands_total",
@@ -291,6 +303,41 @@ class ServeTest(unittest.TestCase):
         status, body = server.http_get("/nothing-here")
         self.assertEqual(status, 404)
         self.assertIn('"error":"not_found"', body)
+
+    def test_operator_endpoints_are_on_the_admin_listener_only(self):
+        """/metrics and /api/cluster (every shard's endpoint) are not on the players' port;
+        /api/health is on both, so a load balancer in front of the players' port can use it."""
+        server = self.start_server()
+        self.assertNotEqual(server.admin_port, server.http_port)
+        for path in ("/metrics", "/api/cluster"):
+            status, body = server.http_get(path)
+            self.assertEqual(status, 404, "%s on the players' port: %s" % (path, body[:200]))
+            status, body = server.admin_get(path)
+            self.assertEqual(status, 200, "%s on the admin port: %s" % (path, body[:200]))
+        self.assertIn("telos_logins_total", server.admin_get("/metrics")[1])
+        for get in (server.http_get, server.admin_get):
+            status, body = get("/api/health")
+            self.assertEqual(status, 200, body)
+            self.assertEqual(json.loads(body)["status"], "ok")
+        # The web client and /api/who stay where players are, and not on the admin port.
+        self.assertEqual(server.http_get("/api/who")[0], 200)
+        self.assertEqual(server.http_get("/")[0], 200)
+        self.assertEqual(server.admin_get("/")[0], 404)
+        self.assertEqual(server.admin_get("/api/who")[0], 404)
+
+    def test_admin_listener_binds_loopback_by_default(self):
+        """Players' listeners on every address (TELOS_BIND=0.0.0.0), TELOS_ADMIN_BIND unset: the
+        admin listener is on 127.0.0.1 only."""
+        server = self.start_server(TELOS_BIND="0.0.0.0")
+        self.assertEqual(server.ready["admin_address"], "127.0.0.1")
+        self.assertEqual(server.admin_get("/metrics")[0], 200)
+        address = non_loopback_address()
+        if address is None:
+            self.skipTest("this host has no non-loopback IPv4 address to try the ports on")
+        with socket.create_connection((address, server.http_port), timeout=5):
+            pass  # the players' port answers on it
+        with self.assertRaises(ConnectionRefusedError):
+            socket.create_connection((address, server.admin_port), timeout=5).close()
 
     def test_graceful_stop_saves_and_tells_everyone(self):
         server = self.start_server()
@@ -326,7 +373,7 @@ class ServeTest(unittest.TestCase):
         walk(c, TO_TOWN)
         c.expect("The North Gate")
 
-        status, body = server.http_get("/api/cluster")
+        status, body = server.admin_get("/api/cluster")
         self.assertEqual(status, 200, body)
         cluster = json.loads(body)
         shards = {s["id"]: s for s in cluster["shards"]}
@@ -384,7 +431,8 @@ class BadSettingsTest(unittest.TestCase):
 
     def run_serve(self, **env):
         full = dict(os.environ, TELOS_BIND="127.0.0.1", TELOS_TELNET_PORT="0",
-                    TELOS_HTTP_PORT="0", TELOS_DATA_DIR=tempfile.mkdtemp(prefix="telos-bad-"),
+                    TELOS_HTTP_PORT="0", TELOS_ADMIN_PORT="0",
+                    TELOS_DATA_DIR=tempfile.mkdtemp(prefix="telos-bad-"),
                     TELOS_CONTENT_DIR=os.path.join(REPO, "content"),
                     TELOS_WEB_DIR=os.path.join(REPO, "web"))
         for name in ("TELOS_REDIS", "TELOS_DATABASE_URL", "TELOS_NATS"):
@@ -400,6 +448,18 @@ class BadSettingsTest(unittest.TestCase):
                 proc = self.run_serve(**{name: value})
                 self.assertEqual(proc.returncode, 2, proc.stderr)
                 self.assertIn(name, proc.stderr + proc.stdout)
+
+    def test_bad_admin_listener_settings(self):
+        for env, name in (({"TELOS_ADMIN_BIND": "localhost"}, "TELOS_ADMIN_BIND"),
+                          ({"TELOS_ADMIN_BIND": "127.0.0.1:9080"}, "TELOS_ADMIN_BIND"),
+                          ({"TELOS_ADMIN_BIND": ""}, "TELOS_ADMIN_BIND"),
+                          ({"TELOS_ADMIN_PORT": "99999"}, "TELOS_ADMIN_PORT"),
+                          ({"TELOS_HTTP_PORT": "18080", "TELOS_ADMIN_PORT": "18080"},
+                           "TELOS_ADMIN_PORT")):
+            with self.subTest(env=env):
+                proc = self.run_serve(**env)
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertIn(name, proc.stderr)
 
 
 class BadInputTest(unittest.TestCase):
