@@ -2,6 +2,7 @@
 // each in both orders of offer: the server's greeting first, or the client asking unprompted.
 #include <gtest/gtest.h>
 
+#include "telos/net/mssp.h"
 #include "telos/net/telnet_connection.h"
 
 namespace telos::net {
@@ -310,6 +311,26 @@ TEST_F(TelnetOptionsTest, MsdpToALatin1ClientIsLatin1) {
   Send(Neg(kDo, kOptMsdp) + Msdp({{"REPORT", S("ROOM_NAME")}}));
   EXPECT_EQ(conn_.Gmcp("Room.Info", R"({"id":"c","name":"Caf\u00e9"})"),
             Msdp({{"ROOM_NAME", S("Caf\xE9")}}));
+}
+
+// --- MSSP (the variables themselves: mssp_test.cc and TelnetServerTest)
+
+TEST(TelnetMsspTest, BothOrdersOfOfferSendTheVariablesOnce) {
+  const auto provider = [] { return MsspVariables{{"NAME", "T"}}; };
+  const std::string data = EncodeSubnegotiation(
+      kOptMssp, std::string(1, char(kMsspVar)) + "NAME" + std::string(1, char(kMsspVal)) + "T");
+  TelnetConnection offered(100, provider);
+  std::string reply;
+  offered.Greeting();
+  offered.Receive(Neg(kDo, kOptMssp), reply);
+  EXPECT_EQ(reply, data);
+  reply.clear();
+  offered.Receive(Neg(kDo, kOptMssp), reply);  // a repeat changes nothing
+  EXPECT_EQ(reply, "");
+  TelnetConnection asked(100, provider);
+  reply.clear();
+  asked.Receive(Neg(kDo, kOptMssp), reply);
+  EXPECT_EQ(reply, Neg(kWill, kOptMssp) + data);
 }
 
 }  // namespace
