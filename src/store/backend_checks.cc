@@ -160,4 +160,19 @@ Status NoSuchLetter(std::string_view recipient, int64_t id) {
   return Status::NotFound(Quoted(recipient) + " has no letter " + std::to_string(id));
 }
 
+Status CheckGameEvent(std::string_view consumer, const GameEvent& event) {
+  const std::pair<const char*, std::string_view> required[] = {
+      {"the consumer", consumer},
+      {"the event's source", event.source},
+      {"the event's kind", event.kind},
+      {"the event's subject", event.subject}};
+  for (const auto& [what, value] : required) {
+    if (value.empty()) return Status::InvalidArgument(std::string(what) + " is empty");
+    TELOS_RETURN_IF_ERROR(CheckBytes(what, value, limits::kRecordFieldBytesMax));
+  }
+  TELOS_RETURN_IF_ERROR(CheckBytes("the event's actor", event.actor, limits::kRecordFieldBytesMax));
+  if (event.sequence < 1) return Status::InvalidArgument("the event's sequence is below 1");
+  return Status::Ok();
+}
+
 }  // namespace telos::store

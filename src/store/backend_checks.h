@@ -18,6 +18,7 @@
 #include "telos/base/status.h"
 #include "telos/store/account_store.h"
 #include "telos/store/character_record.h"
+#include "telos/store/records_store.h"
 
 namespace telos::store {
 
@@ -104,5 +105,10 @@ Status MailboxFull(std::string_view recipient);
 
 // NotFound: `recipient` has no letter `id`.
 Status NoSuchLetter(std::string_view recipient, int64_t id);
+
+// ------------------------------------------------------------------------------------ records
+
+// The consumer and the event's fields RecordsStore::Apply requires.
+Status CheckGameEvent(std::string_view consumer, const GameEvent& event);
 
 }  // namespace telos::store

@@ -1,4 +1,5 @@
-// The store conformance suite: what every backend of CharacterStore, AccountStore and MailStore
+// The store conformance suite: what every backend of CharacterStore, AccountStore, MailStore and
+// RecordsStore
 // must do, written once and run against each backend (SQLite in store_test, PostgreSQL in
 // store_postgres_test).
 //
@@ -24,6 +25,7 @@
 #include "telos/store/account_store.h"
 #include "telos/store/character_store.h"
 #include "telos/store/mail_store.h"
+#include "telos/store/records_store.h"
 
 namespace telos::store {
 
@@ -34,6 +36,7 @@ class StoreBackend {
   virtual CharacterStore& characters() = 0;
   virtual AccountStore& accounts() = 0;
   virtual MailStore& mail() = 0;
+  virtual RecordsStore& records() = 0;
   // Another store on the same database with its own connection, as a second process would open
   // it, with zone-write recording on or off. It borrows this backend's database, so it must be
   // destroyed before this backend. Null (after recording a failure) when it cannot be opened.
@@ -65,6 +68,7 @@ class StoreConformanceTest : public ::testing::TestWithParam<StoreBackendFactory
   CharacterStore& characters() { return backend_->characters(); }
   AccountStore& accounts() { return backend_->accounts(); }
   MailStore& mail() { return backend_->mail(); }
+  RecordsStore& records() { return backend_->records(); }
 
   static constexpr std::string_view kHash = "$argon2id$v=19$m=65536,t=2,p=1$c2FsdA$aGFzaA";
 

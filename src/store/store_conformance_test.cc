@@ -745,5 +745,59 @@ CONFORMANCE_TEST(MailIsBounded) {
   EXPECT_EQ(mail().List("Aldric")->size(), limits::kMailboxMessagesMax);
 }
 
+GameEvent BossKill(std::string source, int64_t sequence, std::string actor, int64_t at_ms) {
+  return {std::move(source), sequence, "boss_kill", "dungeon:lich", std::move(actor), at_ms};
+}
+
+CONFORMANCE_TEST(AGameEventIsAppliedOncePerSourceSequence) {
+  ASSERT_EQ(*records().Apply("director", BossKill("world-1", 1, "Aldric", 1'000)),
+            Applied::kApplied);
+  // The same event again (a redelivery, a repeated publish): nothing changes.
+  EXPECT_EQ(*records().Apply("director", BossKill("world-1", 1, "Aldric", 1'000)),
+            Applied::kDuplicate);
+  // An older one from the same source is a duplicate too; another source has its own sequence.
+  ASSERT_EQ(*records().Apply("director", BossKill("world-1", 3, "Brenna", 3'000)),
+            Applied::kApplied);
+  EXPECT_EQ(*records().Apply("director", BossKill("world-1", 2, "Cato", 2'000)),
+            Applied::kDuplicate);
+  ASSERT_EQ(*records().Apply("director", BossKill("world-2", 1, "Dara", 4'000)), Applied::kApplied);
+  auto tallies = records().Tallies();
+  ASSERT_TRUE(tallies.ok()) << tallies.status().ToString();
+  ASSERT_EQ(tallies->size(), 1u);
+  EXPECT_EQ(tallies->front(),
+            (Tally{"boss_kill", "dungeon:lich", 3, "Aldric", 1'000, "Dara", 4'000}));
+  EXPECT_EQ(*records().Watermark("director", "world-1"), 3);
+  EXPECT_EQ(*records().Watermark("director", "world-2"), 1);
+  EXPECT_EQ(*records().Watermark("director", "world-3"), 0);
+  // Watermarks are per consumer: another consumer applies the same event for itself.
+  EXPECT_EQ(*records().Apply("auditor", BossKill("world-1", 1, "Aldric", 1'000)),
+            Applied::kApplied);
+  EXPECT_EQ(records().Tallies()->front().count, 4);
+}
+
+CONFORMANCE_TEST(TalliesAreOrderedAndBadEventsRefused) {
+  ASSERT_TRUE(records().Apply("d", {"w", 1, "record", "fastest_run", "Aldric", 5}).ok());
+  ASSERT_TRUE(records().Apply("d", {"w", 2, "boss_kill", "moor:wyrm", "", 6}).ok());
+  ASSERT_TRUE(records().Apply("d", {"w", 3, "boss_kill", "dungeon:lich", "Brenna", 7}).ok());
+  auto tallies = records().Tallies();
+  ASSERT_TRUE(tallies.ok()) << tallies.status().ToString();
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const Tally& t : *tallies) keys.emplace_back(t.kind, t.subject);
+  EXPECT_EQ(keys, (std::vector<std::pair<std::string, std::string>>{{"boss_kill", "dungeon:lich"},
+                                                                    {"boss_kill", "moor:wyrm"},
+                                                                    {"record", "fastest_run"}}));
+  const std::string long_text(limits::kRecordFieldBytesMax + 1, 'x');
+  const GameEvent bad[] = {{"", 1, "k", "s", "", 0},        {"w", 0, "k", "s", "", 0},
+                           {"w", 9, "", "s", "", 0},        {"w", 9, "k", "", "", 0},
+                           {long_text, 9, "k", "s", "", 0}, {"w", 9, "k", "s", long_text, 0}};
+  for (const GameEvent& e : bad) {
+    EXPECT_EQ(records().Apply("d", e).status().code(), StatusCode::kInvalidArgument)
+        << e.source.size() << " " << e.sequence << " " << e.kind << " " << e.subject;
+  }
+  EXPECT_EQ(records().Apply("", {"w", 9, "k", "s", "", 0}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(*records().Watermark("d", "w"), 3);  // the refused ones changed nothing
+}
+
 }  // namespace
 }  // namespace telos::store

@@ -653,6 +653,66 @@ class PostgresMailStore final : public MailStore {
 
 // --------------------------------------------------------------------------------------- store
 
+class PostgresRecordsStore final : public RecordsStore {
+ public:
+  explicit PostgresRecordsStore(Database& db) : db_(db) {}
+
+  Result<Applied> Apply(std::string_view consumer, const GameEvent& event) override {
+    TELOS_RETURN_IF_ERROR(CheckGameEvent(consumer, event));
+    std::lock_guard lock(db_.mu);
+    TELOS_PG_CONNECTION(conn);
+    Transaction txn(conn);
+    TELOS_RETURN_IF_ERROR(txn.Begin());
+    // Raises the watermark only past it (the row lock orders concurrent consumers); no row
+    // back means the event was applied before.
+    auto raised = conn.Exec(
+        "INSERT INTO event_watermarks (consumer, source, sequence) VALUES ($1, $2, $3) "
+        "ON CONFLICT (consumer, source) DO UPDATE SET sequence = excluded.sequence "
+        "WHERE excluded.sequence > event_watermarks.sequence RETURNING sequence",
+        Params().Add(consumer).Add(event.source).Add(event.sequence), Access::kRead,
+        "raising an event watermark");
+    if (!raised.ok()) return raised.status();
+    if (raised->empty()) return Applied::kDuplicate;  // rolled back: nothing changes
+    auto counted = conn.Exec(
+        "INSERT INTO game_tallies (kind, subject, count, first_actor, first_at_ms, last_actor, "
+        "last_at_ms) VALUES ($1, $2, 1, $3, $4, $3, $4) ON CONFLICT (kind, subject) DO UPDATE "
+        "SET count = game_tallies.count + 1, last_actor = excluded.last_actor, "
+        "last_at_ms = excluded.last_at_ms",
+        Params().Add(event.kind).Add(event.subject).Add(event.actor).Add(event.at_ms),
+        Access::kRead, "counting a game event");
+    if (!counted.ok()) return counted.status();
+    TELOS_RETURN_IF_ERROR(txn.Commit());
+    return Applied::kApplied;
+  }
+
+  Result<std::vector<Tally>> Tallies() override {
+    std::lock_guard lock(db_.mu);
+    auto rows = db_.ReadLocked(
+        "SELECT kind, subject, count, first_actor, first_at_ms, last_actor, last_at_ms "
+        "FROM game_tallies ORDER BY kind, subject",
+        Params(), "reading the tallies");
+    if (!rows.ok()) return rows.status();
+    std::vector<Tally> out;
+    for (int i = 0; i < rows->size(); ++i) {
+      out.push_back({rows->Text(i, 0), rows->Text(i, 1), rows->Int(i, 2), rows->Text(i, 3),
+                     rows->Int(i, 4), rows->Text(i, 5), rows->Int(i, 6)});
+    }
+    return out;
+  }
+
+  Result<int64_t> Watermark(std::string_view consumer, std::string_view source) override {
+    std::lock_guard lock(db_.mu);
+    auto rows =
+        db_.ReadLocked("SELECT sequence FROM event_watermarks WHERE consumer = $1 AND source = $2",
+                       Params().Add(consumer).Add(source), "reading an event watermark");
+    if (!rows.ok()) return rows.status();
+    return rows->empty() ? int64_t{0} : rows->Int(0, 0);
+  }
+
+ private:
+  Database& db_;
+};
+
 class PostgresStoreImpl final : public PostgresStore {
  public:
   PostgresStoreImpl(ConnectOptions connect, const PostgresStoreOptions& options, const Clock& clock,
@@ -661,11 +721,13 @@ class PostgresStoreImpl final : public PostgresStore {
         characters_(db_),
         accounts_(db_),
         mail_(db_, options.schema),
+        records_(db_),
         schema_version_(schema_version) {}
 
   CharacterStore& characters() override { return characters_; }
   AccountStore& accounts() override { return accounts_; }
   MailStore& mail() override { return mail_; }
+  RecordsStore& records() override { return records_; }
   int64_t schema_version() const override { return schema_version_; }
 
   Status Ping() override {
@@ -679,6 +741,7 @@ class PostgresStoreImpl final : public PostgresStore {
   PostgresCharacterStore characters_;
   PostgresAccountStore accounts_;
   PostgresMailStore mail_;
+  PostgresRecordsStore records_;
   const int64_t schema_version_;
 };
 

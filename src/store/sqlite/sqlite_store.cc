@@ -626,6 +626,70 @@ class SqliteCheckpointStore final : public CheckpointStore {
 
 // --------------------------------------------------------------------------------------- store
 
+class SqliteRecordsStore final : public RecordsStore {
+ public:
+  explicit SqliteRecordsStore(Database& db) : db_(db) {}
+
+  Result<Applied> Apply(std::string_view consumer, const GameEvent& event) override {
+    TELOS_RETURN_IF_ERROR(CheckGameEvent(consumer, event));
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    Transaction txn(conn);
+    TELOS_RETURN_IF_ERROR(txn.Begin());
+    {
+      // Raises the watermark only past it; no row back means the event was applied before.
+      TELOS_SQL_QUERY(q, conn,
+                      "INSERT INTO event_watermarks (consumer, source, sequence) VALUES (?1, ?2, "
+                      "?3) ON CONFLICT (consumer, source) DO UPDATE SET sequence = "
+                      "excluded.sequence WHERE excluded.sequence > event_watermarks.sequence "
+                      "RETURNING sequence");
+      auto row = q.Bind(1, consumer)
+                     .Bind(2, event.source)
+                     .Bind(3, event.sequence)
+                     .Step("raising an event watermark");
+      if (!row.ok()) return row.status();
+      if (!*row) return Applied::kDuplicate;  // the transaction rolls back, changing nothing
+    }
+    {
+      TELOS_SQL_QUERY(q, conn,
+                      "INSERT INTO game_tallies (kind, subject, count, first_actor, first_at_ms, "
+                      "last_actor, last_at_ms) VALUES (?1, ?2, 1, ?3, ?4, ?3, ?4) ON CONFLICT "
+                      "(kind, subject) DO UPDATE SET count = game_tallies.count + 1, "
+                      "last_actor = excluded.last_actor, last_at_ms = excluded.last_at_ms");
+      q.Bind(1, event.kind).Bind(2, event.subject).Bind(3, event.actor).Bind(4, event.at_ms);
+      TELOS_RETURN_IF_ERROR(q.Run("counting a game event"));
+    }
+    TELOS_RETURN_IF_ERROR(txn.Commit());
+    return Applied::kApplied;
+  }
+
+  Result<std::vector<Tally>> Tallies() override {
+    std::lock_guard lock(db_.mu);
+    TELOS_SQL_QUERY(q, *db_.conn,
+                    "SELECT kind, subject, count, first_actor, first_at_ms, last_actor, "
+                    "last_at_ms FROM game_tallies ORDER BY kind, subject");
+    std::vector<Tally> out;
+    while (true) {
+      auto row = q.Step("reading the tallies");
+      if (!row.ok()) return row.status();
+      if (!*row) return out;
+      out.push_back({q.Text(0), q.Text(1), q.Int(2), q.Text(3), q.Int(4), q.Text(5), q.Int(6)});
+    }
+  }
+
+  Result<int64_t> Watermark(std::string_view consumer, std::string_view source) override {
+    std::lock_guard lock(db_.mu);
+    TELOS_SQL_QUERY(q, *db_.conn,
+                    "SELECT sequence FROM event_watermarks WHERE consumer = ?1 AND source = ?2");
+    auto row = q.Bind(1, consumer).Bind(2, source).Step("reading an event watermark");
+    if (!row.ok()) return row.status();
+    return *row ? q.Int(0) : int64_t{0};
+  }
+
+ private:
+  Database& db_;
+};
+
 class SqliteStoreImpl final : public SqliteStore {
  public:
   SqliteStoreImpl(std::unique_ptr<Connection> conn, const Clock& clock, int64_t schema_version,
@@ -635,12 +699,14 @@ class SqliteStoreImpl final : public SqliteStore {
         accounts_(db_),
         mail_(db_),
         checkpoints_(db_),
+        records_(db_),
         schema_version_(schema_version) {}
 
   CharacterStore& characters() override { return characters_; }
   AccountStore& accounts() override { return accounts_; }
   MailStore& mail() override { return mail_; }
   CheckpointStore& checkpoints() override { return checkpoints_; }
+  RecordsStore& records() override { return records_; }
   int64_t schema_version() const override { return schema_version_; }
 
  private:
@@ -649,6 +715,7 @@ class SqliteStoreImpl final : public SqliteStore {
   SqliteAccountStore accounts_;
   SqliteMailStore mail_;
   SqliteCheckpointStore checkpoints_;
+  SqliteRecordsStore records_;
   const int64_t schema_version_;
 };
 

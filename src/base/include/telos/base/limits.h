@@ -153,6 +153,8 @@ inline constexpr size_t kCharactersPerAccountMax = 10;
 inline constexpr size_t kMailSenderBytesMax = 32;
 inline constexpr size_t kMailSubjectBytesMax = 80;
 inline constexpr size_t kMailboxMessagesMax = 200;  // per recipient; a full box refuses mail
+// A game event's source, kind, subject, actor and its consumer's name (RecordsStore).
+inline constexpr size_t kRecordFieldBytesMax = 128;
 inline constexpr int64_t kSqliteBusyTimeoutMs = 5'000;
 inline constexpr size_t kSaverPendingCharactersMax = 16'384;  // distinct characters queued
 inline constexpr int64_t kSaverRetryBackoffInitialMs = 100;   // after the store was unavailable

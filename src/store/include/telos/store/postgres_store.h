@@ -35,6 +35,7 @@
 #include "telos/store/account_store.h"
 #include "telos/store/character_store.h"
 #include "telos/store/mail_store.h"
+#include "telos/store/records_store.h"
 
 namespace telos::store {
 
@@ -74,6 +75,8 @@ class PostgresStore {
   virtual CharacterStore& characters() = 0;
   virtual AccountStore& accounts() = 0;
   virtual MailStore& mail() = 0;
+  // Game-event tallies applied once each (migration 0004).
+  virtual RecordsStore& records() = 0;
 
   // The highest migration applied when the store was opened.
   virtual int64_t schema_version() const = 0;

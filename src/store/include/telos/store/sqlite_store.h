@@ -28,6 +28,7 @@
 #include "telos/store/character_store.h"
 #include "telos/store/checkpoint_store.h"
 #include "telos/store/mail_store.h"
+#include "telos/store/records_store.h"
 
 namespace telos::store {
 
@@ -60,6 +61,8 @@ class SqliteStore {
   virtual MailStore& mail() = 0;
   // The embedded CheckpointStore, in the same file (migration 0003).
   virtual CheckpointStore& checkpoints() = 0;
+  // Game-event tallies applied once each (migration 0006).
+  virtual RecordsStore& records() = 0;
 
   // The highest migration applied to the file.
   virtual int64_t schema_version() const = 0;
