@@ -189,6 +189,9 @@ void TelnetConnection::OnUsEnabled(uint8_t option, std::string& reply) {
 }
 
 void TelnetConnection::OnUsDisabled(uint8_t option, std::string& reply) {
+  // A client that turns CHARSET off will not answer our REQUEST: stop waiting for it, or its
+  // own later REQUEST would be refused as crossing ours.
+  if (option == kOptCharset) charset_requested_ = false;
   if (option == kOptMccp2 && compressor_) {
     reply += compressor_->Deflate("", true);  // end the stream cleanly
     compressor_.reset();

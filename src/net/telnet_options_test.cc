@@ -105,6 +105,17 @@ TEST_F(TelnetOptionsTest, CharsetCrossingRequestsLetTheServersStand) {
   EXPECT_EQ(conn_.charset(), Charset::kUtf8);
 }
 
+TEST_F(TelnetOptionsTest, CharsetOurRequestIsForgottenWhenTheClientTurnsItOff) {
+  conn_.Greeting();
+  Send(Neg(kDo, kOptCharset));
+  EXPECT_EQ(reply_, Request());
+  Send(Neg(kDont, kOptCharset));
+  EXPECT_EQ(reply_, Neg(kWont, kOptCharset));
+  Send(Neg(kWill, kOptCharset) + Sb(kOptCharset, "\x01;ISO-8859-1"));
+  EXPECT_EQ(reply_, Neg(kDo, kOptCharset) + Sb(kOptCharset, "\x02ISO-8859-1"));
+  EXPECT_EQ(conn_.charset(), Charset::kLatin1);
+}
+
 TEST_F(TelnetOptionsTest, CharsetRefusedOrRejectedKeepsUtf8) {
   conn_.Greeting();
   Send(Neg(kDont, kOptCharset));
