@@ -691,12 +691,17 @@ TYPED_TEST_P(DirectoryConformance, SelectorSkipsLapsedShardsAndNeedsACandidate) 
 
 // ------------------------------------------------------------------ directives and cooldowns
 
+// Every directive is issued by the live leader of the "director" scope.
 TYPED_TEST_P(DirectoryConformance, DirectivesAreListedByActingShardAndExpire) {
   Directory& d = this->dir();
-  ASSERT_TRUE(d.IssueDirective("town", "s1", "s2", this->short_ttl()).ok());
-  ASSERT_TRUE(d.IssueDirective("farm", "s1", "s3", this->long_ttl()).ok());
-  ASSERT_TRUE(d.IssueDirective("mine", "s2", "s1", this->long_ttl()).ok());
-  EXPECT_CODE(d.IssueDirective("town", "s1", "s3", this->long_ttl()), kAlreadyExists);
+  auto lead = d.Campaign("director", "d1", this->long_ttl());
+  ASSERT_TRUE(lead.ok());
+  const uint64_t term = lead->epoch;
+  ASSERT_TRUE(d.IssueDirective("director", term, "town", "s1", "s2", this->short_ttl()).ok());
+  ASSERT_TRUE(d.IssueDirective("director", term, "farm", "s1", "s3", this->long_ttl()).ok());
+  ASSERT_TRUE(d.IssueDirective("director", term, "mine", "s2", "s1", this->long_ttl()).ok());
+  EXPECT_CODE(d.IssueDirective("director", term, "town", "s1", "s3", this->long_ttl()),
+              kAlreadyExists);
   auto mine = d.ListDirectives("s1");
   ASSERT_TRUE(mine.ok());
   ASSERT_EQ(mine->size(), 2u);
@@ -713,7 +718,7 @@ TYPED_TEST_P(DirectoryConformance, DirectivesAreListedByActingShardAndExpire) {
       },
       this->patience()));
   // The expired directive no longer blocks a new one for its zone.
-  EXPECT_TRUE(d.IssueDirective("town", "s1", "s3", this->long_ttl()).ok());
+  EXPECT_TRUE(d.IssueDirective("director", term, "town", "s1", "s3", this->long_ttl()).ok());
   auto theirs = d.ListDirectives("s2");
   ASSERT_TRUE(theirs.ok());
   ASSERT_EQ(theirs->size(), 1u);
@@ -722,14 +727,95 @@ TYPED_TEST_P(DirectoryConformance, DirectivesAreListedByActingShardAndExpire) {
 
 TYPED_TEST_P(DirectoryConformance, CompletingADirectiveRetiresIt) {
   Directory& d = this->dir();
-  ASSERT_TRUE(d.IssueDirective("town", "s1", "s2", this->long_ttl()).ok());
+  auto lead = d.Campaign("director", "d1", this->long_ttl());
+  ASSERT_TRUE(lead.ok());
+  ASSERT_TRUE(d.IssueDirective("director", lead->epoch, "town", "s1", "s2", this->long_ttl()).ok());
   EXPECT_CODE(d.CompleteDirective("town", "s2"), kNotFound);
   ASSERT_TRUE(d.CompleteDirective("town", "s1").ok());
   EXPECT_CODE(d.CompleteDirective("town", "s1"), kNotFound);
   auto l = d.ListDirectives("s1");
   ASSERT_TRUE(l.ok());
   EXPECT_TRUE(l->empty());
-  EXPECT_TRUE(d.IssueDirective("town", "s2", "s1", this->long_ttl()).ok());
+  EXPECT_TRUE(d.IssueDirective("director", lead->epoch, "town", "s2", "s1", this->long_ttl()).ok());
+}
+
+// The leader fence on directives: only the scope's live leader, at its current term, writes.
+TYPED_TEST_P(DirectoryConformance, LiveLeadersDirectiveIsAcceptedAndRecordsItsTerm) {
+  Directory& d = this->dir();
+  auto lead = d.Campaign("director", "d1", this->long_ttl());
+  ASSERT_TRUE(lead.ok());
+  ASSERT_TRUE(d.IssueDirective("director", lead->epoch, "town", "s1", "s2", this->long_ttl()).ok());
+  auto listed = d.ListDirectives("s1");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].scope, "director");
+  EXPECT_EQ((*listed)[0].epoch, lead->epoch);
+  // A term the scope never reached, and a scope nobody leads, are no fence at all.
+  EXPECT_CODE(d.IssueDirective("director", lead->epoch + 1, "farm", "s1", "s2", this->long_ttl()),
+              kFailedPrecondition);
+  EXPECT_CODE(d.IssueDirective("arcade:dice", lead->epoch, "farm", "s1", "s2", this->long_ttl()),
+              kFailedPrecondition);
+  EXPECT_CODE(d.IssueDirective("director", 0, "farm", "s1", "s2", this->long_ttl()),
+              kInvalidArgument);
+  listed = d.ListDirectives("s1");
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 1u);
+}
+
+TYPED_TEST_P(DirectoryConformance, DeposedLeadersDirectiveIsRefusedAndNotStored) {
+  Directory& d = this->dir();
+  auto old_term = d.Campaign("director", "d1", this->short_ttl());
+  ASSERT_TRUE(old_term.ok());
+  Result<LeaseGrant> new_term = Status::Unavailable("not yet");
+  ASSERT_TRUE(this->backend_.Eventually(
+      [&] {
+        new_term = d.Campaign("director", "d2", this->long_ttl());
+        return new_term.ok();
+      },
+      this->patience()));
+  ASSERT_GT(new_term->epoch, old_term->epoch);
+  Status deposed =
+      d.IssueDirective("director", old_term->epoch, "town", "s1", "s2", this->long_ttl());
+  EXPECT_CODE(deposed, kFailedPrecondition);
+  EXPECT_NE(deposed.message().find("not the leader of scope director at epoch " +
+                                   std::to_string(old_term->epoch)),
+            std::string::npos)
+      << deposed.ToString();
+  auto listed = d.ListDirectives("s1");
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->empty());
+  // The refused write did not take the zone either: the new leader's directive goes in.
+  ASSERT_TRUE(
+      d.IssueDirective("director", new_term->epoch, "town", "s1", "s3", this->long_ttl()).ok());
+  listed = d.ListDirectives("s1");
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].to, "s3");
+  EXPECT_EQ((*listed)[0].epoch, new_term->epoch);
+}
+
+TYPED_TEST_P(DirectoryConformance, DirectiveAfterTheLeaseLapsedIsRefused) {
+  Directory& d = this->dir();
+  auto lead = d.Campaign("director", "d1", this->short_ttl());
+  ASSERT_TRUE(lead.ok());
+  ASSERT_TRUE(this->backend_.Eventually(
+      [&] {
+        auto leader = d.LeaderOf("director");
+        return leader.ok() && !leader->has_value();
+      },
+      this->patience()));
+  // Nobody took over, yet the lapsed term no longer writes.
+  EXPECT_CODE(d.IssueDirective("director", lead->epoch, "town", "s1", "s2", this->long_ttl()),
+              kFailedPrecondition);
+  auto listed = d.ListDirectives("s1");
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->empty());
+  // A resigned leader is refused the same way.
+  auto again = d.Campaign("director", "d1", this->long_ttl());
+  ASSERT_TRUE(again.ok());
+  ASSERT_TRUE(d.Resign("director", "d1", again->epoch).ok());
+  EXPECT_CODE(d.IssueDirective("director", again->epoch, "town", "s1", "s2", this->long_ttl()),
+              kFailedPrecondition);
 }
 
 TYPED_TEST_P(DirectoryConformance, ZoneCooldownRunsOut) {
@@ -841,6 +927,8 @@ REGISTER_TYPED_TEST_SUITE_P(
     ReservationsExpireIndividuallyAndArePruned, ReleaseRetiresOneReservationEarly,
     SelectorPicksLeastLoadedLiveTargetUnderCeiling, SelectorGoesOverCeilingWhenNothingFits,
     SelectorSkipsLapsedShardsAndNeedsACandidate, DirectivesAreListedByActingShardAndExpire,
-    CompletingADirectiveRetiresIt, ZoneCooldownRunsOut, RacingClaimsGiveOneOwnerPerZonePerEpoch);
+    CompletingADirectiveRetiresIt, LiveLeadersDirectiveIsAcceptedAndRecordsItsTerm,
+    DeposedLeadersDirectiveIsRefusedAndNotStored, DirectiveAfterTheLeaseLapsedIsRefused,
+    ZoneCooldownRunsOut, RacingClaimsGiveOneOwnerPerZonePerEpoch);
 
 }  // namespace telos::directory::testing

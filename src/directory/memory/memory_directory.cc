@@ -48,6 +48,8 @@ struct DirectiveRow {
   std::string from;
   std::string to;
   int64_t expires_ms = 0;
+  std::string scope;  // the leader lease that issued it, and its term then
+  uint64_t epoch = 0;
 };
 
 using Leases = std::map<std::string, LeaseRow, std::less<>>;
@@ -90,6 +92,11 @@ Status LeaseRelease(Leases& leases, std::string_view key, std::string_view holde
   it->second.owner.clear();
   it->second.expires_ms = 0;
   return Status::Ok();
+}
+
+// The refusal of a directive whose issuer does not hold the scope's live lease at that term.
+std::string NotTheLeader(std::string_view scope, uint64_t epoch) {
+  return "not the leader of scope " + std::string(scope) + " at epoch " + std::to_string(epoch);
 }
 
 }  // namespace
@@ -550,20 +557,29 @@ Result<DrainTarget> MemoryDirectory::SelectDrainTarget(const DrainTargetRequest&
 
 // ------------------------------------------------------------------ directives and cooldowns
 
-Status MemoryDirectory::IssueDirective(std::string_view zone, std::string_view from,
+Status MemoryDirectory::IssueDirective(std::string_view scope, uint64_t epoch,
+                                       std::string_view zone, std::string_view from,
                                        std::string_view to, int64_t ttl_ms) {
+  TELOS_RETURN_IF_ERROR(CheckId("scope", scope));
+  TELOS_RETURN_IF_ERROR(CheckEpoch(epoch));
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
   TELOS_RETURN_IF_ERROR(CheckId("from", from));
   TELOS_RETURN_IF_ERROR(CheckId("to", to));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
   std::lock_guard lock(mu_);
   const int64_t now = NowMs();
+  // The leader fence, under the same lock as the write: a leader deposed between this check
+  // and the insert is impossible, because nothing else changes the lease meanwhile.
+  auto lease = state_->leaders.find(scope);
+  if (lease == state_->leaders.end() || !Live(lease->second, now) || lease->second.epoch != epoch) {
+    return Status::FailedPrecondition(NotTheLeader(scope, epoch));
+  }
   state_->PruneDirectives(now);
   if (state_->directives.contains(zone)) {
     return Status::AlreadyExists("zone " + std::string(zone) + " already has a live directive");
   }
   state_->directives[std::string(zone)] =
-      DirectiveRow{std::string(from), std::string(to), now + ttl_ms};
+      DirectiveRow{std::string(from), std::string(to), now + ttl_ms, std::string(scope), epoch};
   return Status::Ok();
 }
 
@@ -574,7 +590,9 @@ Result<std::vector<Directive>> MemoryDirectory::ListDirectives(std::string_view 
   state_->PruneDirectives(now);
   std::vector<Directive> out;
   for (const auto& [zone, row] : state_->directives) {
-    if (row.from == from) out.push_back(Directive{zone, row.from, row.to, row.expires_ms - now});
+    if (row.from == from) {
+      out.push_back(Directive{zone, row.from, row.to, row.expires_ms - now, row.scope, row.epoch});
+    }
   }
   return out;
 }

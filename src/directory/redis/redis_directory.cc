@@ -40,14 +40,17 @@ constexpr std::string_view kReservationSeq = "resv_seq";
 constexpr std::string_view kDirectives = "dir";  // zset zone -> expiry
 constexpr std::string_view kDirectiveFrom = "dir_from";
 constexpr std::string_view kDirectiveTo = "dir_to";
-constexpr std::string_view kCooldowns = "cool";  // zset zone -> expiry
+constexpr std::string_view kDirectiveScope = "dir_scope";  // hash zone -> issuing leader scope
+constexpr std::string_view kDirectiveEpoch = "dir_epoch";  // hash zone -> that leader's term
+constexpr std::string_view kCooldowns = "cool";            // zset zone -> expiry
 
 // The KEYS, in order, that every script of one family takes.
 constexpr std::array kShardKinds = {kShards, kEndpoints};
 constexpr std::array kPresenceKinds = {kPresence, kPresenceGate, kPresenceShard};
 constexpr std::array kOccupancyKinds = {kOccupancy, kOccupancyAt};
 constexpr std::array kReservationKinds = {kReservations, kReservationAmounts, kReservationSeq};
-constexpr std::array kDirectiveKinds = {kDirectives, kDirectiveFrom, kDirectiveTo};
+constexpr std::array kDirectiveKinds = {kDirectives, kDirectiveFrom, kDirectiveTo, kDirectiveScope,
+                                        kDirectiveEpoch};
 
 std::string KeyIn(std::string_view prefix, std::string_view kind, std::string_view id = {}) {
   std::string key(prefix);
@@ -604,24 +607,35 @@ Result<DrainTarget> RedisDirectory::SelectDrainTarget(const DrainTargetRequest& 
 
 // ------------------------------------------------------------------ directives and cooldowns
 
-Status RedisDirectory::IssueDirective(std::string_view zone, std::string_view from,
-                                      std::string_view to, int64_t ttl_ms) {
+Status RedisDirectory::IssueDirective(std::string_view scope, uint64_t epoch, std::string_view zone,
+                                      std::string_view from, std::string_view to, int64_t ttl_ms) {
+  TELOS_RETURN_IF_ERROR(CheckId("scope", scope));
+  TELOS_RETURN_IF_ERROR(CheckEpoch(epoch));
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
   TELOS_RETURN_IF_ERROR(CheckId("from", from));
   TELOS_RETURN_IF_ERROR(CheckId("to", to));
   TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
-  return ToStatus(Run(*conn_, internal::GetScripts().directive_issue,
-                      Keys(prefix_, kDirectiveKinds),
-                      {std::string(zone), std::string(from), std::string(to), Num(ttl_ms)}));
+  // The script reads the scope's leader lease itself, so the fence and the write are one step.
+  std::vector<std::string> keys = Keys(prefix_, kDirectiveKinds);
+  keys.push_back(Key(kLeader, scope));
+  return ToStatus(Run(*conn_, internal::GetScripts().directive_issue, keys,
+                      {std::string(zone), std::string(from), std::string(to), Num(ttl_ms),
+                       std::string(scope), Num(epoch)}));
 }
 
 Result<std::vector<Directive>> RedisDirectory::ListDirectives(std::string_view from) {
   TELOS_RETURN_IF_ERROR(CheckId("from", from));
   return ToList(Run(*conn_, internal::GetScripts().directive_list, Keys(prefix_, kDirectiveKinds),
                     {std::string(from)}),
-                4, &Directive::zone, [](const Answer& a, size_t i, Directive* d) {
-                  return a.Str(i, &d->zone) && a.Str(i + 1, &d->from) && a.Str(i + 2, &d->to) &&
-                         a.Int(i + 3, &d->ttl_ms);
+                6, &Directive::zone, [](const Answer& a, size_t i, Directive* d) {
+                  int64_t epoch = 0;
+                  if (!a.Str(i, &d->zone) || !a.Str(i + 1, &d->from) || !a.Str(i + 2, &d->to) ||
+                      !a.Int(i + 3, &d->ttl_ms) || !a.Str(i + 4, &d->scope) ||
+                      !a.Int(i + 5, &epoch)) {
+                    return false;
+                  }
+                  d->epoch = static_cast<uint64_t>(epoch);
+                  return true;
                 });
 }
 

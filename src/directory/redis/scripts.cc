@@ -363,22 +363,30 @@ redis.call('ZADD', KEYS[3], fmt(now + ttl), member)
 redis.call('HSET', KEYS[4], member, ARGV[1])
 return {'ok', chosen, fmt(rid), ttl, load, over}
 )lua"},
-    // KEYS: directives (zset zone -> expiry), from (hash), to (hash). ARGV: zone, from, to, ttl.
+    // KEYS: directives (zset zone -> expiry), from, to, scope, epoch (hashes zone -> value),
+    // the issuing scope's leader lease. ARGV: zone, from, to, ttl, scope, epoch.
     {&Scripts::directive_issue, "directive_issue", R"lua(
 local now = now_ms()
-prune(KEYS[1], {KEYS[2], KEYS[3]}, now)
+local owner, exp, term = read_lease(KEYS[6])
+if owner == '' or exp <= now or term ~= tonumber(ARGV[6]) then
+  return {'precondition', 'not the leader of scope ' .. ARGV[5] .. ' at epoch ' .. ARGV[6]}
+end
+prune(KEYS[1], {KEYS[2], KEYS[3], KEYS[4], KEYS[5]}, now)
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then
   return {'exists', 'zone ' .. ARGV[1] .. ' already has a live directive'}
 end
 redis.call('ZADD', KEYS[1], fmt(now + tonumber(ARGV[4])), ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[4], ARGV[1], ARGV[5])
+redis.call('HSET', KEYS[5], ARGV[1], ARGV[6])
 return {'ok'}
 )lua"},
-    // KEYS: directives, from, to. ARGV: from. Answer: ok, then (zone, from, to, ttl) each.
+    // KEYS: directives, from, to, scope, epoch. ARGV: from. Answer: ok, then (zone, from, to,
+    // ttl, scope, epoch) each.
     {&Scripts::directive_list, "directive_list", R"lua(
 local now = now_ms()
-prune(KEYS[1], {KEYS[2], KEYS[3]}, now)
+prune(KEYS[1], {KEYS[2], KEYS[3], KEYS[4], KEYS[5]}, now)
 local rows = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
 local out = {'ok'}
 for i = 1, #rows, 2 do
@@ -387,20 +395,23 @@ for i = 1, #rows, 2 do
     out[#out + 1] = ARGV[1]
     out[#out + 1] = redis.call('HGET', KEYS[3], rows[i]) or ''
     out[#out + 1] = tonumber(rows[i + 1]) - now
+    out[#out + 1] = redis.call('HGET', KEYS[4], rows[i]) or ''
+    out[#out + 1] = redis.call('HGET', KEYS[5], rows[i]) or '0'
   end
 end
 return out
 )lua"},
-    // KEYS: directives, from, to. ARGV: zone, from.
+    // KEYS: directives, from, to, scope, epoch. ARGV: zone, from.
     {&Scripts::directive_complete, "directive_complete", R"lua(
 local now = now_ms()
-prune(KEYS[1], {KEYS[2], KEYS[3]}, now)
+prune(KEYS[1], {KEYS[2], KEYS[3], KEYS[4], KEYS[5]}, now)
 if redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[2] then
   return {'notfound', 'no live directive for ' .. ARGV[1] .. ' from ' .. ARGV[2]}
 end
 redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[2], ARGV[1])
-redis.call('HDEL', KEYS[3], ARGV[1])
+for i = 2, 5 do
+  redis.call('HDEL', KEYS[i], ARGV[1])
+end
 return {'ok'}
 )lua"},
     // KEYS: cooldowns (zset zone -> expiry). ARGV: zone, ttl_ms.

@@ -20,10 +20,11 @@
 // process): whoever asks before acting stops acting at once.
 //
 // The epoch. epoch() is the leader lease's term while leading (0 otherwise); it grows by one
-// with each new tenure of the scope. It is meant to ride on everything the leader writes so the
-// directory can refuse a deposed leader's writes; directory.h's IssueDirective does not take it
-// yet, so until it does a leader must check is_leader() right before each write, which narrows
-// the window but is no fence.
+// with each new tenure of the scope. It rides on everything the leader writes: the directory's
+// IssueDirective takes (scope, epoch) and refuses it with kFailedPrecondition unless that epoch
+// is the scope's live lease term, checked atomically with the write. That is the fence; a
+// deposed leader that has not yet noticed (a paused process) cannot issue a directive. Checking
+// is_leader() first still saves a round trip that would be refused.
 //
 // Log lines: `director leadership changed` (scope, leader, epoch) when this director wins or
 // first sees another leader; `director lease campaign failed` (scope, candidate, error) when a

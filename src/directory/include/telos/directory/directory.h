@@ -149,11 +149,15 @@ struct DrainTarget {
   bool over_ceiling = false;
 };
 
+// A rebalance-drain directive, with the leader tenure that issued it: `scope` names the leader
+// lease and `epoch` is its term at the time, so whoever acts on it can tell which leader spoke.
 struct Directive {
   std::string zone;
   std::string from;  // the shard that must act
   std::string to;
   int64_t ttl_ms = 0;
+  std::string scope;
+  uint64_t epoch = 0;
 };
 
 class Directory {
@@ -266,9 +270,13 @@ class Directory {
   virtual Result<DrainTarget> SelectDrainTarget(const DrainTargetRequest& request) = 0;
 
   // ---------------------------------------------------------------- directives and cooldowns
-  // One rebalance-drain directive per zone. kAlreadyExists while a live one exists.
-  virtual Status IssueDirective(std::string_view zone, std::string_view from, std::string_view to,
-                                int64_t ttl_ms) = 0;
+  // One rebalance-drain directive per zone, issued by the leader of `scope` at term `epoch`.
+  // The leader fence is checked in the same atomic step as the write: kFailedPrecondition unless
+  // `epoch` is the term of the scope's live leader lease (a deposed, lapsed or resigned leader
+  // is refused, and nothing is stored). Then kAlreadyExists while a live directive exists for
+  // the zone.
+  virtual Status IssueDirective(std::string_view scope, uint64_t epoch, std::string_view zone,
+                                std::string_view from, std::string_view to, int64_t ttl_ms) = 0;
   // The live directives the shard `from` must act on, sorted by zone. Expired ones are pruned.
   virtual Result<std::vector<Directive>> ListDirectives(std::string_view from) = 0;
   // Retires a directive. kNotFound if there is no live directive for the zone from `from`.

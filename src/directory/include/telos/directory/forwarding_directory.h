@@ -100,9 +100,9 @@ class ForwardingDirectory : public Directory {
   Result<DrainTarget> SelectDrainTarget(const DrainTargetRequest& r) override {
     return in_.SelectDrainTarget(r);
   }
-  Status IssueDirective(std::string_view z, std::string_view f, std::string_view t,
-                        int64_t ttl) override {
-    return in_.IssueDirective(z, f, t, ttl);
+  Status IssueDirective(std::string_view scope, uint64_t epoch, std::string_view z,
+                        std::string_view f, std::string_view t, int64_t ttl) override {
+    return in_.IssueDirective(scope, epoch, z, f, t, ttl);
   }
   Result<std::vector<Directive>> ListDirectives(std::string_view f) override {
     return in_.ListDirectives(f);

@@ -77,8 +77,8 @@ class MemoryDirectory final : public Directory {
   Result<int64_t> ReservedSum(std::string_view target) override;
   Result<DrainTarget> SelectDrainTarget(const DrainTargetRequest& request) override;
 
-  Status IssueDirective(std::string_view zone, std::string_view from, std::string_view to,
-                        int64_t ttl_ms) override;
+  Status IssueDirective(std::string_view scope, uint64_t epoch, std::string_view zone,
+                        std::string_view from, std::string_view to, int64_t ttl_ms) override;
   Result<std::vector<Directive>> ListDirectives(std::string_view from) override;
   Status CompleteDirective(std::string_view zone, std::string_view from) override;
   Status StartCooldown(std::string_view zone, int64_t ttl_ms) override;
