@@ -1,0 +1,120 @@
+// GameEventTally on the embedded backends (SqliteEventLog and SqliteStore on one file, as
+// `telos serve` runs them): every boss kill counts exactly once, through duplicated publishes,
+// a repeated publish past the dedupe id, a poisoned message and a restart of the consumer.
+#include "telos/director/game_event_tally.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "telos/base/clock.h"
+#include "telos/base/log.h"
+#include "telos/store/game_events.h"
+#include "telos/store/sqlite_event_log.h"
+#include "telos/store/sqlite_store.h"
+
+namespace telos::director {
+namespace {
+
+template <typename F>
+bool WaitUntil(F pred) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+class GameEventTallyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("telos-tally-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    const std::string path = (dir_ / "telos.db").string();
+    auto store = store::SqliteStore::Open({.path = path, .synchronous_full = false}, clock_);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(store).value();
+    auto log = store::SqliteEventLog::Open({.path = path, .synchronous_full = false}, clock_);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    log_ = std::move(log).value();
+    ASSERT_TRUE(EnsureGameEventStream(*log_).ok());
+  }
+  void TearDown() override {
+    log_.reset();
+    store_.reset();
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+
+  void Publish(const store::GameEvent& event, const std::string& msg_id) {
+    auto ack =
+        log_->Publish(store::GameEventSubject(event.kind), store::EncodeGameEvent(event), msg_id);
+    ASSERT_TRUE(ack.ok()) << ack.status().ToString();
+  }
+  int64_t Kills() {
+    auto tallies = store_->records().Tallies();
+    EXPECT_TRUE(tallies.ok());
+    return tallies.ok() && !tallies->empty() ? tallies->front().count : 0;
+  }
+
+  static store::GameEvent Kill(const std::string& source, int64_t sequence) {
+    return {source, sequence, "boss_kill", "dungeon:lich", "Aldric", 1'000 * sequence};
+  }
+
+  SystemClock clock_;
+  Logger logger_{"tally-test", LogLevel::kError};
+  std::filesystem::path dir_;
+  std::unique_ptr<store::SqliteStore> store_;
+  std::unique_ptr<store::SqliteEventLog> log_;
+};
+
+TEST_F(GameEventTallyTest, EachKillCountsOnceWhateverArrivesTwice) {
+  const GameEventTallyOptions options{.retry_delay_ms = 10};
+  auto tally = GameEventTally::Start(*log_, store_->records(), logger_, options);
+  ASSERT_TRUE(tally.ok()) << tally.status().ToString();
+  Publish(Kill("world-1", 1), store::GameEventMsgId(Kill("world-1", 1)));
+  // The same publish again: the stream stores it once.
+  Publish(Kill("world-1", 1), store::GameEventMsgId(Kill("world-1", 1)));
+  // A publisher that lost its answer and tried again past the dedupe window: stored twice,
+  // applied once, by the watermark.
+  Publish(Kill("world-1", 1), "retried-later");
+  Publish(Kill("world-2", 1), store::GameEventMsgId(Kill("world-2", 1)));
+  ASSERT_TRUE(WaitUntil([&] { return (*tally)->applied() + (*tally)->duplicates() == 3; }));
+  EXPECT_EQ((*tally)->applied(), 2u);
+  EXPECT_EQ((*tally)->duplicates(), 1u);
+  EXPECT_EQ(Kills(), 2);
+
+  // A malformed message is dropped and counted; the consumer goes on.
+  ASSERT_TRUE(log_->Publish(store::GameEventSubject("boss_kill"), "not json", "").ok());
+  Publish(Kill("world-1", 2), store::GameEventMsgId(Kill("world-1", 2)));
+  ASSERT_TRUE(WaitUntil([&] { return (*tally)->applied() == 3; }));
+  EXPECT_EQ((*tally)->poisoned(), 1u);
+  EXPECT_EQ(Kills(), 3);
+}
+
+TEST_F(GameEventTallyTest, ANewLeaderResumesWithoutCountingAgain) {
+  {
+    auto first = GameEventTally::Start(*log_, store_->records(), logger_);
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    Publish(Kill("world-1", 1), "a");
+    Publish(Kill("world-1", 2), "b");
+    ASSERT_TRUE(WaitUntil([&] { return (*first)->applied() == 2; }));
+  }  // stepped down
+  Publish(Kill("world-1", 3), "c");
+  auto second = GameEventTally::Start(*log_, store_->records(), logger_);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  ASSERT_TRUE(WaitUntil([&] { return (*second)->applied() == 1; }));
+  EXPECT_EQ((*second)->duplicates(), 0u);
+  EXPECT_EQ(Kills(), 3);
+  EXPECT_EQ(*store_->records().Watermark("director-tally", "world-1"), 3);
+}
+
+}  // namespace
+}  // namespace telos::director

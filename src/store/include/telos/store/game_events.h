@@ -1,0 +1,30 @@
+// The wire form of a GameEvent (records_store.h) on a durable stream: a small JSON object
+//   {"source":"world-1","sequence":7,"kind":"boss_kill","subject":"dungeon:lich",
+//    "actor":"Aldric","at_ms":1764633600000}
+// published on GameEventSubject(kind) with GameEventMsgId(event) as its deduplication id, so a
+// publisher that repeats itself within the stream's window is stored once, and the consumer's
+// watermark absorbs anything later.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "telos/base/status.h"
+#include "telos/store/records_store.h"
+
+namespace telos::store {
+
+// The stream every game event goes to, and the subjects it captures.
+inline constexpr std::string_view kGameEventStream = "GAME_EVENTS";
+inline constexpr std::string_view kGameEventSubjects = "game.event.>";
+
+std::string EncodeGameEvent(const GameEvent& event);
+// InvalidArgument naming what is wrong for anything that is not a well-formed event (the
+// consumer rejects it as poisoned).
+Result<GameEvent> DecodeGameEvent(std::string_view data);
+// "game.event.<kind>", the kind made safe as one subject token.
+std::string GameEventSubject(std::string_view kind);
+// "<source>:<sequence>".
+std::string GameEventMsgId(const GameEvent& event);
+
+}  // namespace telos::store
