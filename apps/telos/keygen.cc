@@ -34,8 +34,9 @@ int RunKeygenRotate(const std::string& dir, const std::string& name) {
   std::printf("previous key id %s: %s, %s\n", rotated->previous_id.c_str(), previous_key.c_str(),
               previous_pub.c_str());
   if (!rotated->dropped_id.empty()) {
-    std::printf("deleted key id %s (two rotations old: no verifier accepts it any more)\n",
-                rotated->dropped_id.c_str());
+    std::printf(
+        "deleted key id %s (two rotations old: refused by every verifier restarted below)\n",
+        rotated->dropped_id.c_str());
   }
   // The steps are printed for both uses of a pair; the operator follows the one that applies.
   // Verifiers first: once every verifier holds both keys, it no longer matters which key a
