@@ -34,8 +34,6 @@ namespace asio = boost::asio;
 constexpr const char* kRole = "telos account";
 // How often the probe thread pings PostgreSQL for /api/health.
 constexpr std::chrono::milliseconds kDependencyProbeInterval{1000};
-constexpr int64_t kAssertionTtlMsMin = 1000;
-constexpr int64_t kAssertionTtlMsMax = 7 * 24 * 3600 * int64_t{1000};
 
 }  // namespace
 
@@ -46,8 +44,9 @@ Result<AccountRoleSettings> ReadAccountRoleSettings(const Config& config) {
   TELOS_READ_SETTING(s.signing_key_file, config.String("TELOS_SIGNING_KEY_FILE", ""));
   TELOS_READ_SETTING(s.caller_token, config.Secret("TELOS_CALLER_TOKEN", ""));
   TELOS_READ_SETTING(s.allow_insecure, config.Bool("TELOS_ALLOW_INSECURE", false));
-  TELOS_READ_SETTING(s.assertion_ttl_ms, config.Int("TELOS_ASSERTION_TTL_MS", s.assertion_ttl_ms,
-                                                    kAssertionTtlMsMin, kAssertionTtlMsMax));
+  TELOS_READ_SETTING(s.assertion_ttl_ms,
+                     config.Int("TELOS_ASSERTION_TTL_MS", s.assertion_ttl_ms,
+                                limits::kAssertionTtlMsMin, limits::kAssertionTtlMsMax));
   TELOS_READ_SETTING(s.bind_address, config.String("TELOS_BIND", s.bind_address));
   TELOS_READ_SETTING(s.http_port, config.Port("TELOS_HTTP_PORT", s.http_port));
   TELOS_READ_SETTING(s.admin, net::ReadAdminBind(config, s.admin.port, s.http_port));
@@ -131,13 +130,13 @@ int RunAccountRole(const AccountRoleSettings& settings, const Config& config) {
   // --- Accounts.
   AccountStack accounts(db->accounts(), db->characters(), settings.password_passes,
                         settings.password_memory_kib, clock, log, metrics, settings.account_limits);
-  account::LocalAccountDesk desk(accounts.service, account::ClaimMode::kVerifyOnly);
+  // The desk holds the login tickets and signs the assertions; the server only carries calls.
+  account::LocalAccountDesk desk(accounts.service, *key, clock,
+                                 account::LocalAccountDeskOptions{settings.assertion_ttl_ms});
   account::AccountServerOptions server_options;
   server_options.listen_address = settings.listen_address;
   server_options.caller_token = settings.caller_token;
-  server_options.assertion_ttl_ms = settings.assertion_ttl_ms;
-  account::AccountServer server(server_options, desk, *key, threads.blocking(), clock, log,
-                                metrics);
+  account::AccountServer server(server_options, desk, threads.blocking(), log, metrics);
 
   // --- HTTP: /api/health on TELOS_BIND:TELOS_HTTP_PORT, /metrics and /api/health on the admin
   // listener. Health never touches the database itself (an io thread must not wait on it): a

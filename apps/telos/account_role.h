@@ -11,6 +11,7 @@
 
 #include "role_common.h"
 #include "telos/base/config.h"
+#include "telos/base/limits.h"
 #include "telos/base/status.h"
 
 namespace telos::app {
@@ -22,7 +23,8 @@ struct AccountRoleSettings {
   // TELOS_CALLER_TOKEN: required unless allow_insecure, in which case empty accepts any caller.
   std::string caller_token;
   bool allow_insecure = false;  // TELOS_ALLOW_INSECURE
-  int64_t assertion_ttl_ms = 12 * 3600 * 1000;
+  // TELOS_ASSERTION_TTL_MS: how long a login assertion is good for; gates renew it at half that.
+  int64_t assertion_ttl_ms = limits::kAssertionTtlMsDefault;
   std::string bind_address = "0.0.0.0";  // TELOS_BIND, for /api/health
   uint16_t http_port = 8090;
   // TELOS_ADMIN_BIND:TELOS_ADMIN_PORT: /metrics and /api/health for operators.

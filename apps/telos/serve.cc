@@ -25,7 +25,6 @@ namespace asio = boost::asio;
 // The embedded world's shard id and the endpoint its in-process gate reaches it at.
 constexpr const char* kServeShardId = "serve";
 constexpr const char* kServeEndpoint = "inproc:serve";
-constexpr int64_t kAssertionTtlMs = 12 * 3600 * 1000;
 constexpr const char* kShutdownMessage =
     "\nThe world is pausing for maintenance. Your progress is saved; please come back soon.";
 
@@ -54,6 +53,9 @@ Result<ServeSettings> ReadServeSettings(const Config& config) {
                      config.Int("TELOS_PASSWORD_PASSES", s.password_passes, 1, 10));
   TELOS_READ_SETTING(s.account_limits, ReadAccountLimits(config));
   TELOS_READ_SETTING(s.seed, config.Int("TELOS_SEED", 0, 0, INT64_MAX));
+  TELOS_READ_SETTING(s.assertion_ttl_ms,
+                     config.Int("TELOS_ASSERTION_TTL_MS", s.assertion_ttl_ms,
+                                limits::kAssertionTtlMsMin, limits::kAssertionTtlMsMax));
   return s;
 }
 
@@ -152,9 +154,10 @@ int RunServeParts(const ServeSettings& settings, ServeParts parts, const Clock& 
   // --- Accounts: the login screens in process; a claim is an assertion the world verifies.
   AccountStack accounts(*parts.accounts, *parts.backends.characters, settings.password_passes,
                         settings.password_memory_kib, clock, log, metrics, settings.account_limits);
-  account::LocalAccountDesk local_desk(accounts.service, account::ClaimMode::kVerifyOnly);
-  account::AssertingAccountDesk desk(local_desk, *parts.assertion_key, kAssertionTtlMs, clock);
-  shard::AccountPasswords passwords(local_desk, blocking);
+  // The same desk the account service serves: login tickets, gate-bound short-lived assertions.
+  account::LocalAccountDesk desk(accounts.service, *parts.assertion_key, clock,
+                                 account::LocalAccountDeskOptions{settings.assertion_ttl_ms});
+  shard::AccountPasswords passwords(desk, blocking);
 
   // --- The world shard, and the gate that reaches it in memory (other shards of a fleet over
   // gRPC), with the two listeners.

@@ -33,6 +33,8 @@ struct ServeSettings {
   int64_t password_passes = 2;
   AccountLimitSettings account_limits;  // ReadAccountLimits
   int64_t seed = 0;                     // 0: from the system's entropy
+  // TELOS_ASSERTION_TTL_MS: a login assertion's life; the gate renews it at half that.
+  int64_t assertion_ttl_ms = limits::kAssertionTtlMsDefault;
 };
 
 // Reads every TELOS_* setting `serve` uses; InvalidArgument names the bad variable.

@@ -26,12 +26,13 @@ enum class Method : size_t {
   kListCharacters,
   kCreateCharacter,
   kClaimCharacter,
+  kRenewAssertion,
   kChangePassword,
 };
-constexpr size_t kMethodCount = 7;
+constexpr size_t kMethodCount = 8;
 constexpr std::array<const char*, kMethodCount> kMethodNames = {
-    "AccountExists",   "CreateAccount",  "Authenticate",  "ListCharacters",
-    "CreateCharacter", "ClaimCharacter", "ChangePassword"};
+    "AccountExists",   "CreateAccount",  "Authenticate",   "ListCharacters",
+    "CreateCharacter", "ClaimCharacter", "RenewAssertion", "ChangePassword"};
 
 Status CheckSize(std::string_view field, const std::string& value, size_t bytes_max) {
   if (value.size() <= bytes_max) return Status();
@@ -51,14 +52,9 @@ Status FirstError(std::initializer_list<Status> checks) {
 
 class AccountServer::Service final : public v1::Accounts::CallbackService {
  public:
-  Service(AccountServerOptions options, AccountDesk& desk, const auth::SigningKey& key,
-          BlockingRunner blocking, const Clock& clock, Logger& log, Metrics& metrics)
-      : options_(std::move(options)),
-        desk_(desk),
-        key_(key),
-        blocking_(std::move(blocking)),
-        clock_(clock),
-        log_(log) {
+  Service(AccountServerOptions options, AccountDesk& desk, BlockingRunner blocking, Logger& log,
+          Metrics& metrics)
+      : options_(std::move(options)), desk_(desk), blocking_(std::move(blocking)), log_(log) {
     for (size_t i = 0; i < kMethodCount; ++i) {
       calls_[i] =
           &metrics.Counter("account_rpc_calls_total", "Calls to the account service, by method",
@@ -99,6 +95,7 @@ class AccountServer::Service final : public v1::Accounts::CallbackService {
                       if (!account.ok()) return account.status();
                       reply->set_account_id(account->id);
                       reply->set_name(account->name);
+                      reply->set_ticket(account->ticket);
                       return Status();
                     });
   }
@@ -113,6 +110,7 @@ class AccountServer::Service final : public v1::Accounts::CallbackService {
                       if (!account.ok()) return account.status();
                       reply->set_account_id(account->id);
                       reply->set_name(account->name);
+                      reply->set_ticket(account->ticket);
                       return Status();
                     });
   }
@@ -120,29 +118,32 @@ class AccountServer::Service final : public v1::Accounts::CallbackService {
   grpc::ServerUnaryReactor* ListCharacters(grpc::CallbackServerContext* context,
                                            const v1::AccountRef* request,
                                            v1::CharacterList* reply) override {
-    return Dispatch(context, Method::kListCharacters, Status(), [this, request, reply]() -> Status {
-      auto characters = desk_.Characters(request->account_id());
-      if (!characters.ok()) return characters.status();
-      for (const CharacterSummary& c : *characters) {
-        v1::CharacterSummary* out = reply->add_characters();
-        out->set_name(c.name);
-        out->set_zone_id(c.zone_id);
-        out->set_updated_at_ms(c.updated_at_ms);
-      }
-      return Status();
-    });
+    return Dispatch(context, Method::kListCharacters,
+                    CheckSize("ticket", request->ticket(), limits::kLoginTicketBytesMax),
+                    [this, request, reply]() -> Status {
+                      auto characters = desk_.Characters(request->ticket());
+                      if (!characters.ok()) return characters.status();
+                      for (const CharacterSummary& c : *characters) {
+                        v1::CharacterSummary* out = reply->add_characters();
+                        out->set_name(c.name);
+                        out->set_zone_id(c.zone_id);
+                        out->set_updated_at_ms(c.updated_at_ms);
+                      }
+                      return Status();
+                    });
   }
 
   grpc::ServerUnaryReactor* CreateCharacter(grpc::CallbackServerContext* context,
                                             const v1::NewCharacter* request,
                                             v1::Empty* /*reply*/) override {
-    // The request's state_json, which older gates still send, is ignored: the service makes a
-    // new character's state itself (AccountService::CreateCharacter).
-    const Status valid = FirstError({CheckSize("name", request->name(), kRpcNameBytesMax),
-                                     CheckSize("zone_id", request->zone_id(), kRpcZoneIdBytesMax),
-                                     CheckSize("room_id", request->room_id(), kRpcRoomIdBytesMax)});
+    // The service makes a new character's state itself (AccountService::CreateCharacter).
+    const Status valid =
+        FirstError({CheckSize("ticket", request->ticket(), limits::kLoginTicketBytesMax),
+                    CheckSize("name", request->name(), kRpcNameBytesMax),
+                    CheckSize("zone_id", request->zone_id(), kRpcZoneIdBytesMax),
+                    CheckSize("room_id", request->room_id(), kRpcRoomIdBytesMax)});
     return Dispatch(context, Method::kCreateCharacter, valid, [this, request]() -> Status {
-      return desk_.CreateCharacter(request->account_id(), request->name(), request->zone_id(),
+      return desk_.CreateCharacter(request->ticket(), request->name(), request->zone_id(),
                                    request->room_id());
     });
   }
@@ -150,16 +151,30 @@ class AccountServer::Service final : public v1::Accounts::CallbackService {
   grpc::ServerUnaryReactor* ClaimCharacter(grpc::CallbackServerContext* context,
                                            const v1::ClaimRequest* request,
                                            v1::ClaimReply* reply) override {
-    return Dispatch(context, Method::kClaimCharacter,
+    const Status valid =
+        FirstError({CheckSize("ticket", request->ticket(), limits::kLoginTicketBytesMax),
                     CheckSize("name", request->name(), kRpcNameBytesMax),
-                    [this, request, reply]() -> Status {
-                      auto claim = desk_.ClaimCharacter(request->account_id(), request->name());
-                      if (!claim.ok()) return claim.status();
-                      reply->set_name(claim->name);
-                      reply->set_assertion(auth::IssueAssertion(
-                          key_, claim->account_id, claim->name, options_.assertion_ttl_ms, clock_));
-                      return Status();
-                    });
+                    CheckSize("gate_id", request->gate_id(), kRpcGateIdBytesMax)});
+    return Dispatch(context, Method::kClaimCharacter, valid, [this, request, reply]() -> Status {
+      auto claim = desk_.ClaimCharacter(request->ticket(), request->name(), request->gate_id());
+      if (!claim.ok()) return claim.status();
+      FillClaim(*claim, *reply);
+      return Status();
+    });
+  }
+
+  grpc::ServerUnaryReactor* RenewAssertion(grpc::CallbackServerContext* context,
+                                           const v1::RenewRequest* request,
+                                           v1::ClaimReply* reply) override {
+    const Status valid = FirstError(
+        {CheckSize("ticket", request->ticket(), limits::kLoginTicketBytesMax),
+         CheckSize("assertion", request->assertion(), limits::kSnapshotAssertionBytesMax)});
+    return Dispatch(context, Method::kRenewAssertion, valid, [this, request, reply]() -> Status {
+      auto claim = desk_.RenewAssertion(request->ticket(), request->assertion());
+      if (!claim.ok()) return claim.status();
+      FillClaim(*claim, *reply);
+      return Status();
+    });
   }
 
   grpc::ServerUnaryReactor* ChangePassword(grpc::CallbackServerContext* context,
@@ -176,6 +191,13 @@ class AccountServer::Service final : public v1::Accounts::CallbackService {
   }
 
  private:
+  static void FillClaim(CharacterClaim& claim, v1::ClaimReply& reply) {
+    reply.set_name(claim.name);
+    reply.set_account_id(claim.account_id);
+    reply.set_assertion(std::move(claim.assertion));
+    reply.set_assertion_expires_unix_ms(claim.assertion_expires_unix_ms);
+  }
+
   static Status CheckCredentials(const v1::Credentials& request) {
     return FirstError({CheckSize("name", request.name(), kRpcNameBytesMax),
                        CheckSize("password", request.password(), kRpcPasswordBytesMax),
@@ -237,9 +259,7 @@ class AccountServer::Service final : public v1::Accounts::CallbackService {
 
   const AccountServerOptions options_;
   AccountDesk& desk_;
-  const auth::SigningKey& key_;
   const BlockingRunner blocking_;
-  const Clock& clock_;
   Logger& log_;
   std::array<prometheus::Counter*, kMethodCount> calls_{};
   std::array<prometheus::Counter*, kMethodCount> errors_{};
@@ -250,12 +270,11 @@ class AccountServer::Service final : public v1::Accounts::CallbackService {
 };
 
 AccountServer::AccountServer(AccountServerOptions options, AccountDesk& desk,
-                             const auth::SigningKey& key, BlockingRunner blocking,
-                             const Clock& clock, Logger& log, Metrics& metrics)
+                             BlockingRunner blocking, Logger& log, Metrics& metrics)
     : listen_address_(options.listen_address),
       shutdown_grace_ms_(options.shutdown_grace_ms),
-      service_(std::make_unique<Service>(std::move(options), desk, key, std::move(blocking), clock,
-                                         log, metrics)) {}
+      service_(
+          std::make_unique<Service>(std::move(options), desk, std::move(blocking), log, metrics)) {}
 
 AccountServer::~AccountServer() {
   Stop();

@@ -4,6 +4,7 @@
 // The server comes from TELOS_DATABASE_URL (eval "$(scripts/services env)"); without it every
 // test FAILS, never skips. Each test works in its own randomly named schema, dropped afterwards.
 
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 
@@ -26,7 +27,9 @@
 #include "telos/auth/documents.h"
 #include "telos/auth/keys.h"
 #include "telos/base/limits.h"
+#include "telos/rpc/channels.h"
 #include "telos/store/postgres_store.h"
+#include "telos/v1/fleet.grpc.pb.h"
 #include "telos/world/character_state.h"
 
 namespace telos::account {
@@ -37,6 +40,7 @@ using namespace std::chrono_literals;
 constexpr const char* kCallerToken = "test-caller-token";
 constexpr int64_t kAssertionTtlMs = 60'000;
 constexpr const char* kAddress = "10.0.0.1";  // the player's address the gate passes on
+constexpr const char* kGateId = "gate-1";
 
 // The URL of the test server, or "" after recording a failure.
 std::string DatabaseUrl() {
@@ -132,7 +136,8 @@ class AccountServerTest : public ::testing::Test {
     store_ = std::move(*opened);
     service_ = std::make_unique<AccountService>(store_->accounts(), store_->characters(), hasher_,
                                                 throttle_, clock_, log_, metrics_);
-    desk_ = std::make_unique<LocalAccountDesk>(*service_, ClaimMode::kVerifyOnly);
+    desk_ = std::make_unique<LocalAccountDesk>(*service_, key_, clock_,
+                                               LocalAccountDeskOptions{kAssertionTtlMs});
     server_ = MakeServer("127.0.0.1:0");
     auto port = server_->Start();
     ASSERT_TRUE(port.ok()) << port.status().ToString();
@@ -158,10 +163,9 @@ class AccountServerTest : public ::testing::Test {
     AccountServerOptions options;
     options.listen_address = listen_address;
     options.caller_token = kCallerToken;
-    options.assertion_ttl_ms = kAssertionTtlMs;
     options.calls_in_flight_max = calls_in_flight_max;
     return std::make_unique<AccountServer>(
-        options, *desk_, key_, runner ? std::move(runner) : pool_.Runner(), clock_, log_, metrics_);
+        options, *desk_, runner ? std::move(runner) : pool_.Runner(), log_, metrics_);
   }
 
   std::unique_ptr<RemoteAccountDesk> MakeRemote(const std::string& caller_token) {
@@ -214,21 +218,22 @@ TEST_F(AccountServerTest, AccountsRoundTrip) {
 TEST_F(AccountServerTest, CharactersAndTheSignedClaim) {
   auto account = remote_->CreateAccount("ada", "difference engine", kAddress);
   ASSERT_TRUE(account.ok()) << account.status().ToString();
-  auto empty = remote_->Characters(account->id);
+  EXPECT_FALSE(account->ticket.empty());
+  auto empty = remote_->Characters(account->ticket);
   ASSERT_TRUE(empty.ok()) << empty.status().ToString();
   EXPECT_TRUE(empty->empty());
 
-  ASSERT_TRUE(remote_->CreateCharacter(account->id, "lovelace", "lobby", "atrium").ok());
-  EXPECT_EQ(remote_->CreateCharacter(account->id, "Lovelace", "lobby", "atrium").code(),
+  ASSERT_TRUE(remote_->CreateCharacter(account->ticket, "lovelace", "lobby", "atrium").ok());
+  EXPECT_EQ(remote_->CreateCharacter(account->ticket, "Lovelace", "lobby", "atrium").code(),
             StatusCode::kAlreadyExists);
-  auto list = remote_->Characters(account->id);
+  auto list = remote_->Characters(account->ticket);
   ASSERT_TRUE(list.ok()) << list.status().ToString();
   ASSERT_EQ(list->size(), 1u);
   EXPECT_EQ((*list)[0].name, "Lovelace");
   EXPECT_EQ((*list)[0].zone_id, "lobby");
   EXPECT_GT((*list)[0].updated_at_ms, 0);
 
-  auto claim = remote_->ClaimCharacter(account->id, "LOVELACE");
+  auto claim = remote_->ClaimCharacter(account->ticket, "LOVELACE", kGateId);
   ASSERT_TRUE(claim.ok()) << claim.status().ToString();
   EXPECT_EQ(claim->name, "Lovelace");
   EXPECT_EQ(claim->account_id, account->id);
@@ -245,7 +250,9 @@ TEST_F(AccountServerTest, CharactersAndTheSignedClaim) {
       std::chrono::duration_cast<std::chrono::milliseconds>(clock_.WallNow().time_since_epoch())
           .count();
   EXPECT_EQ(assertion->expires_unix_ms, now_ms + kAssertionTtlMs);
+  EXPECT_EQ(claim->assertion_expires_unix_ms, assertion->expires_unix_ms);
   EXPECT_FALSE(assertion->nonce.empty());
+  EXPECT_EQ(assertion->gate_id, kGateId);
 
   // Signed by this server's key only, and only until it expires.
   const auth::SigningKey stranger = auth::SigningKey::Generate();
@@ -270,17 +277,138 @@ TEST_F(AccountServerTest, ClaimingAnotherAccountsCharacterIsDenied) {
   auto ada = remote_->CreateAccount("ada", "difference engine", kAddress);
   auto charles = remote_->CreateAccount("babbage", "analytical engine", kAddress);
   ASSERT_TRUE(ada.ok() && charles.ok());
-  ASSERT_TRUE(remote_->CreateCharacter(ada->id, "lovelace", "lobby", "atrium").ok());
-  auto stolen = remote_->ClaimCharacter(charles->id, "lovelace");
+  ASSERT_TRUE(remote_->CreateCharacter(ada->ticket, "lovelace", "lobby", "atrium").ok());
+  auto stolen = remote_->ClaimCharacter(charles->ticket, "lovelace", kGateId);
   EXPECT_EQ(stolen.status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(stolen.status().message(), "That character belongs to another account.");
-  EXPECT_EQ(remote_->ClaimCharacter(ada->id, "nobody").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(remote_->ClaimCharacter(ada->ticket, "nobody", kGateId).status().code(),
+            StatusCode::kNotFound);
+}
+
+// Issue 23 item 2: before login tickets, a request named its account, account ids are
+// sequential, and the caller token was all it took to get an assertion for any character. These
+// calls go over the raw stub with the caller token and the victim's account id in field 1,
+// where older gates sent it: the service must act only on a ticket of the account that logged
+// in, never on an id the caller names.
+TEST_F(AccountServerTest, ACallerTokenAloneCannotActForAnAccount) {
+  auto ada = remote_->CreateAccount("ada", "difference engine", kAddress);
+  auto charles = remote_->CreateAccount("babbage", "analytical engine", kAddress);
+  ASSERT_TRUE(ada.ok() && charles.ok());
+  ASSERT_TRUE(remote_->CreateCharacter(ada->ticket, "lovelace", "lobby", "atrium").ok());
+
+  auto stub = v1::Accounts::NewStub(rpc::MakeChannel("127.0.0.1:" + std::to_string(port_)));
+  auto call = [](grpc::ClientContext& context) { rpc::PrepareCall(context, 5s, kCallerToken); };
+  const auto victim_id = static_cast<uint64_t>(ada->id);
+  for (const std::string& ticket : {std::string(), charles->ticket, std::string("0123abcd")}) {
+    SCOPED_TRACE("ticket '" + ticket + "'");
+    {
+      v1::ClaimRequest request;
+      request.GetReflection()->MutableUnknownFields(&request)->AddVarint(1, victim_id);
+      request.set_name("lovelace");
+      request.set_ticket(ticket);
+      request.set_gate_id(kGateId);
+      v1::ClaimReply reply;
+      grpc::ClientContext context;
+      call(context);
+      const grpc::Status status = stub->ClaimCharacter(&context, request, &reply);
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+      EXPECT_TRUE(reply.assertion().empty());
+    }
+    {
+      v1::AccountRef request;
+      request.GetReflection()->MutableUnknownFields(&request)->AddVarint(1, victim_id);
+      request.set_ticket(ticket);
+      v1::CharacterList reply;
+      grpc::ClientContext context;
+      call(context);
+      const grpc::Status status = stub->ListCharacters(&context, request, &reply);
+      if (ticket == charles->ticket) {
+        // Charles's own (empty) list, never Ada's.
+        EXPECT_TRUE(status.ok()) << status.error_message();
+      } else {
+        EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+      }
+      EXPECT_EQ(reply.characters_size(), 0);
+    }
+    {
+      v1::NewCharacter request;
+      request.GetReflection()->MutableUnknownFields(&request)->AddVarint(1, victim_id);
+      request.set_name("usurper" + std::to_string(ticket.size()));
+      request.set_zone_id("lobby");
+      request.set_room_id("atrium");
+      request.set_ticket(ticket);
+      v1::Empty reply;
+      grpc::ClientContext context;
+      call(context);
+      (void)stub->CreateCharacter(&context, request, &reply);
+    }
+  }
+  // Ada still has exactly her one character: nothing was created under her account.
+  auto list = remote_->Characters(ada->ticket);
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ((*list)[0].name, "Lovelace");
+  // And her own ticket still claims.
+  EXPECT_TRUE(remote_->ClaimCharacter(ada->ticket, "lovelace", kGateId).ok());
+}
+
+TEST_F(AccountServerTest, AnExpiredTicketIsRefused) {
+  auto ada = remote_->CreateAccount("ada", "difference engine", kAddress);
+  ASSERT_TRUE(ada.ok());
+  ASSERT_TRUE(remote_->CreateCharacter(ada->ticket, "lovelace", "lobby", "atrium").ok());
+  clock_.Advance(std::chrono::milliseconds(limits::kLoginTicketIdleMs));
+  auto late = remote_->ClaimCharacter(ada->ticket, "lovelace", kGateId);
+  EXPECT_EQ(late.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(late.status().message(), kTicketRefusedMessage);
+  EXPECT_EQ(remote_->Characters(ada->ticket).status().code(), StatusCode::kPermissionDenied);
+  // Logging in again gives a ticket that works.
+  auto again = remote_->Authenticate("ada", "difference engine", kAddress);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_NE(again->ticket, ada->ticket);
+  EXPECT_TRUE(remote_->ClaimCharacter(again->ticket, "lovelace", kGateId).ok());
+}
+
+TEST_F(AccountServerTest, RenewalKeepsTheSessionAndNeedsTheTicketThatClaimedIt) {
+  auto ada = remote_->CreateAccount("ada", "difference engine", kAddress);
+  auto charles = remote_->CreateAccount("babbage", "analytical engine", kAddress);
+  ASSERT_TRUE(ada.ok() && charles.ok());
+  ASSERT_TRUE(remote_->CreateCharacter(ada->ticket, "lovelace", "lobby", "atrium").ok());
+  auto claim = remote_->ClaimCharacter(ada->ticket, "lovelace", kGateId);
+  ASSERT_TRUE(claim.ok()) << claim.status().ToString();
+  auto first = auth::VerifyAssertion(key_.verify_key(), claim->assertion, clock_);
+  ASSERT_TRUE(first.ok());
+
+  // Renewed at half its life, again and again, the session outlives every single assertion and
+  // the ticket's idle life.
+  std::string current = claim->assertion;
+  for (int round = 0; round < 4; ++round) {
+    clock_.Advance(std::chrono::milliseconds(kAssertionTtlMs / 2));
+    auto renewed = remote_->RenewAssertion(ada->ticket, current);
+    ASSERT_TRUE(renewed.ok()) << round << ": " << renewed.status().ToString();
+    auto next = auth::VerifyAssertion(key_.verify_key(), renewed->assertion, clock_);
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    EXPECT_EQ(next->nonce, first->nonce);
+    EXPECT_EQ(next->gate_id, kGateId);
+    EXPECT_EQ(next->account_id, ada->id);
+    EXPECT_EQ(next->character, "Lovelace");
+    EXPECT_EQ(renewed->assertion_expires_unix_ms, next->expires_unix_ms);
+    current = renewed->assertion;
+  }
+  EXPECT_EQ(auth::VerifyAssertion(key_.verify_key(), claim->assertion, clock_).status().code(),
+            StatusCode::kPermissionDenied);
+
+  // Another account's ticket, or no ticket, renews nothing; nor does a lapsed assertion.
+  EXPECT_EQ(remote_->RenewAssertion(charles->ticket, current).status().code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_EQ(remote_->RenewAssertion("", current).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(remote_->RenewAssertion(ada->ticket, claim->assertion).status().code(),
+            StatusCode::kPermissionDenied);
 }
 
 TEST_F(AccountServerTest, ChangePasswordNeedsTheOldOne) {
   auto account = remote_->CreateAccount("ada", "difference engine", kAddress);
   ASSERT_TRUE(account.ok());
-  ASSERT_TRUE(remote_->CreateCharacter(account->id, "lovelace", "lobby", "atrium").ok());
+  ASSERT_TRUE(remote_->CreateCharacter(account->ticket, "lovelace", "lobby", "atrium").ok());
   EXPECT_EQ(remote_->ChangePassword("lovelace", "wrong", "new password here").code(),
             StatusCode::kPermissionDenied);
   ASSERT_TRUE(remote_->ChangePassword("lovelace", "difference engine", "new password here").ok());
@@ -312,11 +440,11 @@ TEST_F(AccountServerTest, OversizedFieldsAreInvalidArgument) {
                 .status()
                 .code(),
             StatusCode::kInvalidArgument);
-  const Status huge = remote_->CreateCharacter(account->id, "lovelace",
+  const Status huge = remote_->CreateCharacter(account->ticket, "lovelace",
                                                std::string(kRpcZoneIdBytesMax + 1, 'z'), "atrium");
   EXPECT_EQ(huge.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(huge.message().find("zone_id"), std::string::npos) << huge.message();
-  EXPECT_EQ(remote_->ClaimCharacter(account->id, long_name).status().code(),
+  EXPECT_EQ(remote_->ClaimCharacter(account->ticket, long_name, kGateId).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(remote_->ChangePassword(long_name, "a", "b").code(), StatusCode::kInvalidArgument);
 }

@@ -12,10 +12,14 @@
 #include <thread>
 #include <vector>
 
+#include "telos/account/account_desk.h"
 #include "telos/account/account_service.h"
 #include "telos/account/hash_admission.h"
+#include "telos/account/login_tickets.h"
 #include "telos/account/names.h"
 #include "telos/account/passwords.h"
+#include "telos/auth/documents.h"
+#include "telos/auth/keys.h"
 #include "telos/base/limits.h"
 #include "telos/store/sqlite_store.h"
 #include "telos/world/character_state.h"
@@ -562,6 +566,122 @@ TEST(AccountFloodTest, LoginsFromOtherAddressesFinishWhileCreationsFlood) {
   EXPECT_LT(median_busy, hash_time)
       << "a busy answer took " << std::chrono::duration<double, std::micro>(median_busy).count()
       << " us, one hash " << std::chrono::duration<double, std::micro>(hash_time).count() << " us";
+}
+
+// ------------------------------------------------------------------ the embedded desk
+
+// The desk `telos serve` hands its gate, and the account service serves over gRPC: it issues
+// login tickets and takes the account from them (issue 23 item 2).
+class LocalDeskTest : public AccountServiceTest {
+ protected:
+  static constexpr int64_t kTtlMs = 5 * 60 * 1000;
+  void SetUp() override {
+    AccountServiceTest::SetUp();
+    desk_ = std::make_unique<LocalAccountDesk>(*service_, key_, clock_,
+                                               LocalAccountDeskOptions{kTtlMs});
+  }
+  const auth::SigningKey key_ = auth::SigningKey::Generate();
+  std::unique_ptr<LocalAccountDesk> desk_;
+};
+
+TEST_F(LocalDeskTest, OnlyTheTicketOfTheAccountThatLoggedInClaims) {
+  auto ada = desk_->CreateAccount("ada", "difference engine", kHome);
+  auto charles = desk_->CreateAccount("babbage", "analytical engine", kHome);
+  ASSERT_TRUE(ada.ok() && charles.ok());
+  ASSERT_TRUE(desk_->CreateCharacter(ada->ticket, "lovelace", "lobby", "atrium").ok());
+  EXPECT_NE(ada->ticket, charles->ticket);
+  EXPECT_EQ(ada->ticket.size(), limits::kLoginTicketBytesMax);
+
+  for (const std::string& ticket :
+       {std::string(), std::to_string(ada->id), std::string("not a ticket")}) {
+    SCOPED_TRACE("ticket '" + ticket + "'");
+    auto claim = desk_->ClaimCharacter(ticket, "lovelace", "gate-1");
+    EXPECT_EQ(claim.status().code(), StatusCode::kPermissionDenied);
+    EXPECT_EQ(claim.status().message(), kTicketRefusedMessage);
+    EXPECT_EQ(desk_->Characters(ticket).status().code(), StatusCode::kPermissionDenied);
+    EXPECT_EQ(desk_->CreateCharacter(ticket, "usurper", "lobby", "atrium").code(),
+              StatusCode::kPermissionDenied);
+  }
+  EXPECT_EQ(desk_->ClaimCharacter(charles->ticket, "lovelace", "gate-1").status().code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_FALSE(store_->characters().Load("usurper").ok());
+
+  auto claim = desk_->ClaimCharacter(ada->ticket, "lovelace", "gate-1");
+  ASSERT_TRUE(claim.ok()) << claim.status().ToString();
+  auto assertion = auth::VerifyAssertion(key_.verify_key(), claim->assertion, clock_);
+  ASSERT_TRUE(assertion.ok()) << assertion.status().ToString();
+  EXPECT_EQ(assertion->account_id, ada->id);
+  EXPECT_EQ(assertion->gate_id, "gate-1");
+  EXPECT_EQ(claim->assertion_expires_unix_ms, assertion->expires_unix_ms);
+  // A claim names its gate: an assertion good through every gate is never issued.
+  EXPECT_EQ(desk_->ClaimCharacter(ada->ticket, "lovelace", "").status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST_F(LocalDeskTest, AnExpiredTicketIsRefusedAndUseKeepsOneAlive) {
+  auto ada = desk_->CreateAccount("ada", "difference engine", kHome);
+  ASSERT_TRUE(ada.ok());
+  ASSERT_TRUE(desk_->CreateCharacter(ada->ticket, "lovelace", "lobby", "atrium").ok());
+  auto login = desk_->Authenticate("ada", "difference engine", kHome);
+  ASSERT_TRUE(login.ok());
+
+  // Used just before it would lapse, the second ticket lives on; the first, idle, does not.
+  clock_.Advance(std::chrono::milliseconds(limits::kLoginTicketIdleMs - 1));
+  ASSERT_TRUE(desk_->Characters(login->ticket).ok());
+  clock_.Advance(1ms);
+  auto late = desk_->ClaimCharacter(ada->ticket, "lovelace", "gate-1");
+  EXPECT_EQ(late.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(late.status().message(), kTicketRefusedMessage);
+  EXPECT_TRUE(desk_->ClaimCharacter(login->ticket, "lovelace", "gate-1").ok());
+}
+
+TEST_F(LocalDeskTest, RenewalKeepsNonceAccountCharacterAndGate) {
+  auto ada = desk_->CreateAccount("ada", "difference engine", kHome);
+  ASSERT_TRUE(ada.ok());
+  ASSERT_TRUE(desk_->CreateCharacter(ada->ticket, "lovelace", "lobby", "atrium").ok());
+  auto claim = desk_->ClaimCharacter(ada->ticket, "lovelace", "gate-1");
+  ASSERT_TRUE(claim.ok());
+  auto first = auth::VerifyAssertion(key_.verify_key(), claim->assertion, clock_);
+  ASSERT_TRUE(first.ok());
+  clock_.Advance(std::chrono::milliseconds(kTtlMs - 1));
+  auto renewed = desk_->RenewAssertion(ada->ticket, claim->assertion);
+  ASSERT_TRUE(renewed.ok()) << renewed.status().ToString();
+  clock_.Advance(2ms);  // the first has lapsed
+  EXPECT_FALSE(auth::VerifyAssertion(key_.verify_key(), claim->assertion, clock_).ok());
+  auto next = auth::VerifyAssertion(key_.verify_key(), renewed->assertion, clock_);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(next->nonce, first->nonce);
+  EXPECT_EQ(next->gate_id, "gate-1");
+  EXPECT_EQ(next->character, "Lovelace");
+  EXPECT_EQ(next->account_id, ada->id);
+  // A lapsed assertion is not renewed, and a ticket renews only the session it claimed.
+  EXPECT_EQ(desk_->RenewAssertion(ada->ticket, claim->assertion).status().code(),
+            StatusCode::kPermissionDenied);
+  auto other_login = desk_->Authenticate("ada", "difference engine", kHome);
+  ASSERT_TRUE(other_login.ok());
+  EXPECT_EQ(desk_->RenewAssertion(other_login->ticket, renewed->assertion).status().code(),
+            StatusCode::kPermissionDenied);
+}
+
+TEST(LoginTicketsTest, BoundedAndLeastRecentlyUsedGoesFirst) {
+  ManualClock clock;
+  LoginTickets tickets(clock, 60'000, 3);
+  const std::string a = tickets.Issue(1);
+  clock.Advance(1ms);
+  const std::string b = tickets.Issue(2);
+  clock.Advance(1ms);
+  const std::string c = tickets.Issue(3);
+  clock.Advance(1ms);
+  ASSERT_TRUE(tickets.Redeem(a).ok());  // a is now the most recently used
+  const std::string d = tickets.Issue(4);
+  EXPECT_EQ(tickets.size(), 3u);
+  EXPECT_FALSE(tickets.Redeem(b).ok());
+  EXPECT_EQ(*tickets.Redeem(a), 1);
+  EXPECT_EQ(*tickets.Redeem(c), 3);
+  EXPECT_EQ(*tickets.Redeem(d), 4);
+  clock.Advance(60s);
+  EXPECT_FALSE(tickets.Redeem(a).ok());
+  EXPECT_EQ(tickets.size(), 0u);
 }
 
 }  // namespace

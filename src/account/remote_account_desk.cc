@@ -77,7 +77,7 @@ Result<AccountRef> RemoteAccountDesk::CreateAccount(std::string_view name,
   v1::AccountReply reply;
   const Status s = FromCall(client_->stub().CreateAccount(&context, request, &reply));
   if (!s.ok()) return s;
-  return AccountRef{reply.account_id(), reply.name()};
+  return AccountRef{reply.account_id(), reply.name(), std::move(*reply.mutable_ticket())};
 }
 
 Result<AccountRef> RemoteAccountDesk::Authenticate(std::string_view name, std::string_view password,
@@ -91,14 +91,14 @@ Result<AccountRef> RemoteAccountDesk::Authenticate(std::string_view name, std::s
   v1::AccountReply reply;
   const Status s = FromCall(client_->stub().Authenticate(&context, request, &reply));
   if (!s.ok()) return s;
-  return AccountRef{reply.account_id(), reply.name()};
+  return AccountRef{reply.account_id(), reply.name(), std::move(*reply.mutable_ticket())};
 }
 
-Result<std::vector<CharacterSummary>> RemoteAccountDesk::Characters(int64_t account_id) {
+Result<std::vector<CharacterSummary>> RemoteAccountDesk::Characters(std::string_view ticket) {
   grpc::ClientContext context;
   client_->Prepare(context, false);
   v1::AccountRef request;
-  request.set_account_id(account_id);
+  request.set_ticket(std::string(ticket));
   v1::CharacterList reply;
   const Status s = FromCall(client_->stub().ListCharacters(&context, request, &reply));
   if (!s.ok()) return s;
@@ -110,12 +110,12 @@ Result<std::vector<CharacterSummary>> RemoteAccountDesk::Characters(int64_t acco
   return out;
 }
 
-Status RemoteAccountDesk::CreateCharacter(int64_t account_id, std::string_view name,
+Status RemoteAccountDesk::CreateCharacter(std::string_view ticket, std::string_view name,
                                           std::string_view zone_id, std::string_view room_id) {
   grpc::ClientContext context;
   client_->Prepare(context, false);
   v1::NewCharacter request;
-  request.set_account_id(account_id);
+  request.set_ticket(std::string(ticket));
   request.set_name(std::string(name));
   request.set_zone_id(std::string(zone_id));
   request.set_room_id(std::string(room_id));
@@ -123,23 +123,47 @@ Status RemoteAccountDesk::CreateCharacter(int64_t account_id, std::string_view n
   return FromCall(client_->stub().CreateCharacter(&context, request, &reply));
 }
 
-Result<CharacterClaim> RemoteAccountDesk::ClaimCharacter(int64_t account_id,
-                                                         std::string_view name) {
+namespace {
+
+CharacterClaim ClaimFrom(v1::ClaimReply& reply) {
+  CharacterClaim claim;
+  claim.name = reply.name();
+  claim.account_id = reply.account_id();
+  claim.record.name = reply.name();
+  claim.record.account_id = reply.account_id();
+  claim.assertion = std::move(*reply.mutable_assertion());
+  claim.assertion_expires_unix_ms = reply.assertion_expires_unix_ms();
+  return claim;
+}
+
+}  // namespace
+
+Result<CharacterClaim> RemoteAccountDesk::ClaimCharacter(std::string_view ticket,
+                                                         std::string_view name,
+                                                         std::string_view gate_id) {
   grpc::ClientContext context;
   client_->Prepare(context, false);
   v1::ClaimRequest request;
-  request.set_account_id(account_id);
+  request.set_ticket(std::string(ticket));
   request.set_name(std::string(name));
+  request.set_gate_id(std::string(gate_id));
   v1::ClaimReply reply;
   const Status s = FromCall(client_->stub().ClaimCharacter(&context, request, &reply));
   if (!s.ok()) return s;
-  CharacterClaim claim;
-  claim.name = reply.name();
-  claim.account_id = account_id;
-  claim.record.name = reply.name();
-  claim.record.account_id = account_id;
-  claim.assertion = std::move(*reply.mutable_assertion());
-  return claim;
+  return ClaimFrom(reply);
+}
+
+Result<CharacterClaim> RemoteAccountDesk::RenewAssertion(std::string_view ticket,
+                                                         std::string_view assertion) {
+  grpc::ClientContext context;
+  client_->Prepare(context, false);
+  v1::RenewRequest request;
+  request.set_ticket(std::string(ticket));
+  request.set_assertion(std::string(assertion));
+  v1::ClaimReply reply;
+  const Status s = FromCall(client_->stub().RenewAssertion(&context, request, &reply));
+  if (!s.ok()) return s;
+  return ClaimFrom(reply);
 }
 
 Status RemoteAccountDesk::ChangePassword(std::string_view character_name,

@@ -87,14 +87,33 @@ bool FieldOk(const std::string& field, bool required) {
 
 // ------------------------------------------------------------------ assertions
 
-std::string IssueAssertion(const SigningKey& key, int64_t account_id, const std::string& character,
-                           int64_t ttl_ms, const Clock& clock) {
+namespace {
+
+std::string SealAssertion(const SigningKey& key, const Assertion& fields, int64_t expires_unix_ms) {
   v1::Assertion assertion;
-  assertion.set_account_id(account_id);
-  assertion.set_character(character);
-  assertion.set_expires_unix_ms(WallUnixMs(clock) + ttl_ms);
-  assertion.set_nonce(RandomToken());
+  assertion.set_account_id(fields.account_id);
+  assertion.set_character(fields.character);
+  assertion.set_expires_unix_ms(expires_unix_ms);
+  assertion.set_nonce(fields.nonce);
+  assertion.set_gate_id(fields.gate_id);
   return Seal(key, assertion.SerializeAsString());
+}
+
+}  // namespace
+
+std::string IssueAssertion(const SigningKey& key, int64_t account_id, const std::string& character,
+                           const std::string& gate_id, int64_t ttl_ms, const Clock& clock) {
+  Assertion fields;
+  fields.account_id = account_id;
+  fields.character = character;
+  fields.nonce = RandomToken();
+  fields.gate_id = gate_id;
+  return SealAssertion(key, fields, WallUnixMs(clock) + ttl_ms);
+}
+
+std::string RenewAssertion(const SigningKey& key, const Assertion& current, int64_t ttl_ms,
+                           const Clock& clock) {
+  return SealAssertion(key, current, WallUnixMs(clock) + ttl_ms);
 }
 
 Result<Assertion> VerifyAssertion(const KeyRing& keys, const std::string& signed_blob,
@@ -102,8 +121,10 @@ Result<Assertion> VerifyAssertion(const KeyRing& keys, const std::string& signed
   auto payload = Open(keys, signed_blob, "assertion");
   if (!payload.ok()) return payload.status();
   v1::Assertion parsed;
+  // An assertion bound to no gate would be good through every gate: none is issued, none taken.
   if (!parsed.ParseFromString(*payload) || !FieldOk(parsed.character(), /*required=*/true) ||
-      !FieldOk(parsed.nonce(), /*required=*/true)) {
+      !FieldOk(parsed.nonce(), /*required=*/true) ||
+      !FieldOk(parsed.gate_id(), /*required=*/true)) {
     return Status::PermissionDenied("assertion: malformed");
   }
   if (WallUnixMs(clock) >= parsed.expires_unix_ms()) {
@@ -114,6 +135,7 @@ Result<Assertion> VerifyAssertion(const KeyRing& keys, const std::string& signed
   out.character = std::move(*parsed.mutable_character());
   out.expires_unix_ms = parsed.expires_unix_ms();
   out.nonce = std::move(*parsed.mutable_nonce());
+  out.gate_id = std::move(*parsed.mutable_gate_id());
   return out;
 }
 

@@ -39,7 +39,7 @@ HandoffSnapshot FullSnapshot(const SigningKey& key, const Clock& clock) {
   s.reply_to = "10.0.0.7:7100";
   s.arrival = {"You step through the gate.", "", "Town Square"};
   s.expires_unix_ms = WallMs(clock) + 5'000;
-  s.assertion = IssueAssertion(key, s.account_id, s.character, 60'000, clock);
+  s.assertion = IssueAssertion(key, s.account_id, s.character, "gate-1", 60'000, clock);
   return s;
 }
 
@@ -52,17 +52,49 @@ class Documents : public testing::Test {
 // ------------------------------------------------------------------ assertions
 
 TEST_F(Documents, AssertionRoundTrip) {
-  const std::string blob = IssueAssertion(key_, 42, "Aria", 60'000, clock_);
+  const std::string blob = IssueAssertion(key_, 42, "Aria", "gate-1", 60'000, clock_);
   auto assertion = VerifyAssertion(key_.verify_key(), blob, clock_);
   ASSERT_TRUE(assertion.ok()) << assertion.status().ToString();
   EXPECT_EQ(assertion->account_id, 42);
   EXPECT_EQ(assertion->character, "Aria");
   EXPECT_EQ(assertion->expires_unix_ms, WallMs(clock_) + 60'000);
   EXPECT_EQ(assertion->nonce.size(), 32u);  // 16 random bytes as hex
+  EXPECT_EQ(assertion->gate_id, "gate-1");
+}
+
+TEST_F(Documents, ARenewedAssertionKeepsTheSessionAndMovesTheExpiry) {
+  const std::string first = IssueAssertion(key_, 42, "Aria", "gate-1", 60'000, clock_);
+  auto current = VerifyAssertion(key_.verify_key(), first, clock_);
+  ASSERT_TRUE(current.ok()) << current.status().ToString();
+  clock_.Advance(std::chrono::seconds(50));
+  const std::string renewed = RenewAssertion(key_, *current, 60'000, clock_);
+  clock_.Advance(std::chrono::seconds(30));  // past the first one's expiry
+  ExpectDenied(VerifyAssertion(key_.verify_key(), first, clock_).status(), "assertion: expired");
+  auto next = VerifyAssertion(key_.verify_key(), renewed, clock_);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(next->account_id, 42);
+  EXPECT_EQ(next->character, "Aria");
+  EXPECT_EQ(next->nonce, current->nonce);
+  EXPECT_EQ(next->gate_id, "gate-1");
+  EXPECT_EQ(next->expires_unix_ms, current->expires_unix_ms + 50'000);
+}
+
+TEST_F(Documents, AnAssertionBoundToNoGateIsRefused) {
+  v1::Assertion payload;
+  payload.set_account_id(42);
+  payload.set_character("Aria");
+  payload.set_nonce("n");
+  payload.set_expires_unix_ms(WallMs(clock_) + 60'000);
+  v1::SignedBlob blob;
+  blob.set_payload(payload.SerializeAsString());
+  blob.set_signature(key_.Sign(blob.payload()));
+  blob.set_key_id(key_.id());
+  ExpectDenied(VerifyAssertion(key_.verify_key(), blob.SerializeAsString(), clock_).status(),
+               "assertion: malformed");
 }
 
 TEST_F(Documents, AssertionIsASignedBlobOfTheProtoPayload) {
-  const std::string blob = IssueAssertion(key_, 7, "Bram", 1'000, clock_);
+  const std::string blob = IssueAssertion(key_, 7, "Bram", "gate-1", 1'000, clock_);
   v1::SignedBlob signed_blob;
   ASSERT_TRUE(signed_blob.ParseFromString(blob));
   EXPECT_TRUE(key_.verify_key().Verify(signed_blob.payload(), signed_blob.signature()));
@@ -75,8 +107,8 @@ TEST_F(Documents, AssertionIsASignedBlobOfTheProtoPayload) {
 TEST_F(Documents, EachAssertionHasItsOwnNonce) {
   std::set<std::string> nonces;
   for (int i = 0; i < 200; ++i) {
-    auto a =
-        VerifyAssertion(key_.verify_key(), IssueAssertion(key_, 1, "Aria", 1'000, clock_), clock_);
+    auto a = VerifyAssertion(key_.verify_key(),
+                             IssueAssertion(key_, 1, "Aria", "gate-1", 1'000, clock_), clock_);
     ASSERT_TRUE(a.ok());
     nonces.insert(a->nonce);
   }
@@ -84,7 +116,7 @@ TEST_F(Documents, EachAssertionHasItsOwnNonce) {
 }
 
 TEST_F(Documents, AssertionExpiresExactlyAtItsExpiry) {
-  const std::string blob = IssueAssertion(key_, 42, "Aria", 1'000, clock_);
+  const std::string blob = IssueAssertion(key_, 42, "Aria", "gate-1", 1'000, clock_);
   clock_.Advance(milliseconds(999));
   EXPECT_TRUE(VerifyAssertion(key_.verify_key(), blob, clock_).ok());
   clock_.Advance(milliseconds(1));
@@ -94,20 +126,20 @@ TEST_F(Documents, AssertionExpiresExactlyAtItsExpiry) {
 }
 
 TEST_F(Documents, AssertionWithZeroTtlIsAlreadyExpired) {
-  const std::string blob = IssueAssertion(key_, 42, "Aria", 0, clock_);
+  const std::string blob = IssueAssertion(key_, 42, "Aria", "gate-1", 0, clock_);
   ExpectDenied(VerifyAssertion(key_.verify_key(), blob, clock_).status(), "assertion: expired");
 }
 
 TEST_F(Documents, AssertionUnderAnotherKeyIsRejected) {
   const SigningKey other = SigningKey::Generate();
-  const std::string blob = IssueAssertion(other, 42, "Aria", 60'000, clock_);
+  const std::string blob = IssueAssertion(other, 42, "Aria", "gate-1", 60'000, clock_);
   ExpectDenied(
       VerifyAssertion(key_.verify_key(), blob, clock_).status(),
       "assertion: unknown key id " + other.id() + " (this verifier holds " + key_.id() + ")");
 }
 
 TEST_F(Documents, EveryTamperedPayloadByteIsRejected) {
-  const std::string blob = IssueAssertion(key_, 42, "Aria", 60'000, clock_);
+  const std::string blob = IssueAssertion(key_, 42, "Aria", "gate-1", 60'000, clock_);
   v1::SignedBlob signed_blob;
   ASSERT_TRUE(signed_blob.ParseFromString(blob));
   const std::string payload = signed_blob.payload();
@@ -122,7 +154,7 @@ TEST_F(Documents, EveryTamperedPayloadByteIsRejected) {
 }
 
 TEST_F(Documents, TamperedSignatureIsRejected) {
-  const std::string blob = IssueAssertion(key_, 42, "Aria", 60'000, clock_);
+  const std::string blob = IssueAssertion(key_, 42, "Aria", "gate-1", 60'000, clock_);
   v1::SignedBlob signed_blob;
   ASSERT_TRUE(signed_blob.ParseFromString(blob));
   std::string signature = signed_blob.signature();
@@ -140,7 +172,7 @@ TEST_F(Documents, TamperedSignatureIsRejected) {
 }
 
 TEST_F(Documents, TamperedBlobBytesAreRejected) {
-  const std::string blob = IssueAssertion(key_, 42, "Aria", 60'000, clock_);
+  const std::string blob = IssueAssertion(key_, 42, "Aria", "gate-1", 60'000, clock_);
   for (size_t i = 0; i < blob.size(); ++i) {
     std::string tampered = blob;
     tampered[i] = static_cast<char>(tampered[i] ^ 0x01);
@@ -151,7 +183,7 @@ TEST_F(Documents, TamperedBlobBytesAreRejected) {
 }
 
 TEST_F(Documents, TruncatedBlobsAreRejected) {
-  const std::string blob = IssueAssertion(key_, 42, "Aria", 60'000, clock_);
+  const std::string blob = IssueAssertion(key_, 42, "Aria", "gate-1", 60'000, clock_);
   for (size_t length = 0; length < blob.size(); ++length) {
     auto result = VerifyAssertion(key_.verify_key(), blob.substr(0, length), clock_);
     EXPECT_FALSE(result.ok()) << "length " << length;
@@ -185,6 +217,7 @@ TEST_F(Documents, OversizeBlobIsRefusedBeforeParsing) {
   payload.set_account_id(1);
   payload.set_character("Aria");
   payload.set_nonce("n");
+  payload.set_gate_id("gate-1");
   payload.set_expires_unix_ms(WallMs(clock_) + 60'000);
   const std::string bytes = payload.SerializeAsString();
   v1::SignedBlob blob;
@@ -313,7 +346,7 @@ TEST_F(Documents, SnapshotWithoutCharacterIsMalformed) {
 TEST_F(Documents, AnAssertionIsNotASnapshot) {
   // Signed with the same key, an assertion presented as a snapshot still fails: its fields do not
   // line up with a snapshot's (no character), so the sanity checks refuse it.
-  const std::string assertion = IssueAssertion(key_, 42, "Aria", 60'000, clock_);
+  const std::string assertion = IssueAssertion(key_, 42, "Aria", "gate-1", 60'000, clock_);
   EXPECT_FALSE(VerifySnapshot(key_.verify_key(), assertion, clock_).ok());
 }
 

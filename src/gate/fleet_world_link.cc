@@ -347,6 +347,15 @@ Status FleetWorldLink::Enter(EnterRequest request, std::shared_ptr<world::Player
   return Status::Ok();
 }
 
+void FleetWorldLink::UpdateAssertion(const std::string& name_key, std::string assertion) {
+  std::lock_guard lock(mu_);
+  auto by_name = by_name_.find(name_key);
+  if (by_name == by_name_.end()) return;
+  if (auto it = sessions_.find(by_name->second); it != sessions_.end()) {
+    it->second.assertion = std::move(assertion);
+  }
+}
+
 void FleetWorldLink::OnBlocking(void (FleetWorldLink::*step)(uint64_t), uint64_t id) {
   blocking_(in_flight_->Wrap([this, step, id] { (this->*step)(id); }));
 }

@@ -287,6 +287,39 @@ TEST_F(FleetWorldLinkTest, AnArrivalGoneBeforeTheAttachIsRoutedAfresh) {
   EXPECT_EQ(sink->text().find("could not take you in"), std::string::npos) << sink->text();
 }
 
+// Issue 23 item 3: the gate renews a session's assertion while it plays; when the link routes
+// the session afresh it presents the renewed one, not the assertion it entered with (which may
+// have lapsed by then).
+TEST_F(FleetWorldLinkTest, ASessionRoutedAfreshPresentsItsRenewedAssertion) {
+  StartShard([this](const telos::v1::Attach& attach) {
+    if (!attach.handoff_token().empty()) {
+      return Answer{Attached(attach.session(), kCodeNotFound, "no arrival with that token", "")};
+    }
+    Answer answer{Attached(attach.session(), kCodeOk, "", "lobby")};
+    if (shard_->attaches().size() == 1) {
+      // The gate renews while the session plays here; then the character walks elsewhere and
+      // its arrival is gone before the attach, so the session is routed again.
+      link_->UpdateAssertion("ayla", "renewed-assertion");
+      link_->UpdateAssertion("nobody", "ignored");  // not online: nothing happens
+      auto* redirect = answer.frame.add_redirects();
+      redirect->set_session(attach.session());
+      redirect->set_shard_id("shard-a");
+      redirect->set_endpoint(endpoint_);
+      redirect->set_handoff_token("token-1");
+    }
+    return answer;
+  });
+  auto sink = std::make_shared<RecordingSink>();
+  ASSERT_TRUE(Enter(sink).ok());
+  ASSERT_TRUE(Eventually([&] { return shard_->attaches().size() >= 3 || sink->disconnected(); }));
+  const auto attaches = shard_->attaches();
+  ASSERT_EQ(attaches.size(), 3u) << sink->text();
+  EXPECT_EQ(attaches[0].assertion(), "signed-assertion");
+  EXPECT_EQ(attaches[2].handoff_token(), "");
+  EXPECT_EQ(attaches[2].assertion(), "renewed-assertion");
+  EXPECT_FALSE(sink->disconnected()) << sink->text();
+}
+
 // A login the shard refuses for good (no such arrival was ever asked for: a plain attach) still
 // ends the session with the reason, rather than looping.
 TEST_F(FleetWorldLinkTest, ARefusedLoginEndsTheSessionWithTheReason) {

@@ -4,6 +4,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <optional>
 #include <set>
 
 #include "telos/account/names.h"
@@ -22,6 +23,11 @@ std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+int64_t WallUnixMs(const Clock& clock) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock.WallNow().time_since_epoch())
+      .count();
 }
 
 std::string Trim(std::string_view s) {
@@ -51,7 +57,13 @@ struct Gate::Shared {
         link_dead_gauge(
             metrics.Gauge("gate_link_dead", "Characters in the world without a connection")),
         commands_total(metrics.Counter("commands_total", "Lines relayed to the world")),
-        errors_total(metrics.Counter("gate_errors_total", "Session steps that failed")) {}
+        errors_total(metrics.Counter("gate_errors_total", "Session steps that failed")),
+        renewals_total(metrics.Counter("gate_assertion_renewals_total",
+                                       "Login assertions renewed for sessions still playing")),
+        renewal_failures_total(metrics.Counter("gate_assertion_renewal_failures_total",
+                                               "Assertion renewals the account service refused "
+                                               "or could not answer")),
+        renew_timer(io_in) {}
 
   // O(1): called on every login, quit and hang-up, so it must not walk the bindings.
   void UpdateGauges();  // REQUIRES: mu held
@@ -60,6 +72,12 @@ struct Gate::Shared {
   void CountResumed(PlayerBinding& binding);   // REQUIRES: mu held
   // The character left the world (quit, or removed after its link-dead grace).
   void Departed(const std::string& name_key);
+  // Asks the account service for a fresh assertion for every character past half its
+  // assertion's life, and hands each to the link (Gate::RenewDueAssertions). The renewals run
+  // on the blocking pool and hold `shared` until they finish.
+  static void RenewDueAssertions(const std::shared_ptr<Shared>& shared);
+  // Runs RenewDueAssertions every options.assertion_renew_sweep_ms while the gate lives.
+  static void ScheduleRenewSweep(const std::shared_ptr<Shared>& shared);
 
   const GateOptions options;
   asio::io_context& io;
@@ -73,6 +91,11 @@ struct Gate::Shared {
   prometheus::Gauge& link_dead_gauge;
   prometheus::Counter& commands_total;
   prometheus::Counter& errors_total;
+  prometheus::Counter& renewals_total;
+  prometheus::Counter& renewal_failures_total;
+  std::mutex renew_mu;             // a tiny lock of its own: the sweep's timer, armed and cancelled
+  asio::steady_timer renew_timer;  // guarded by renew_mu
+  bool renew_stopped = false;      // guarded by renew_mu
 
   std::mutex mu;
   std::map<std::string, std::shared_ptr<PlayerBinding>> bindings;  // guarded by mu; by name key
@@ -95,6 +118,39 @@ class PlayerBinding final : public world::PlayerSink {
         account_id_(account_id),
         on_departed_(std::move(on_departed)),
         link_dead_timer_(io) {}
+
+  // The login ticket that claimed the character and the assertion the world holds now. The
+  // binding outlives the connection, so a link-dead character's assertion stays fresh too: the
+  // link presents it again whenever it routes the session afresh.
+  struct Renewal {
+    std::string ticket;
+    std::string assertion;
+    int64_t issued_unix_ms = 0;   // by the gate's clock, when the assertion arrived
+    int64_t expires_unix_ms = 0;  // as signed
+  };
+  void SetRenewal(Renewal renewal) {
+    std::lock_guard lock(mu_);
+    renewal_ = std::move(renewal);
+  }
+  // The renewal to ask for if the assertion is past half its life at `now_unix_ms` and none is
+  // in flight (and the account service has not refused this session for good); marks one in
+  // flight.
+  std::optional<Renewal> TakeDueRenewal(int64_t now_unix_ms) {
+    std::lock_guard lock(mu_);
+    if (renewing_ || renewal_refused_ || renewal_.ticket.empty() || retiring_) return std::nullopt;
+    const int64_t half_life = (renewal_.expires_unix_ms - renewal_.issued_unix_ms) / 2;
+    if (now_unix_ms < renewal_.issued_unix_ms + half_life) return std::nullopt;
+    renewing_ = true;
+    return renewal_;
+  }
+  // The renewal in flight ended: `renewed` is the fresh assertion, or null when it failed
+  // (`for_good`: the ticket or the assertion was refused, so asking again cannot help).
+  void FinishRenewal(std::optional<Renewal> renewed, bool for_good) {
+    std::lock_guard lock(mu_);
+    renewing_ = false;
+    if (renewed) renewal_ = std::move(*renewed);
+    if (!renewed && for_good) renewal_refused_ = true;
+  }
 
   void Deliver(world::PlayerOutput output) override;
 
@@ -157,6 +213,9 @@ class PlayerBinding final : public world::PlayerSink {
   std::shared_ptr<SessionCore> session_;  // guarded by mu_
   bool retiring_ = false;                 // guarded by mu_
   asio::steady_timer link_dead_timer_;    // guarded by mu_
+  Renewal renewal_;                       // guarded by mu_
+  bool renewing_ = false;                 // guarded by mu_
+  bool renewal_refused_ = false;          // guarded by mu_
 };
 
 // One connection's login-and-play conversation.
@@ -208,6 +267,8 @@ class SessionCore final : public std::enable_shared_from_this<SessionCore> {
   bool ReserveClaim(const std::string& name_key);    // REQUIRES: mu_ held
   void ReleaseClaim(const std::string& name_key);    // REQUIRES: mu_ held
   void Fail(const Status& status);                   // REQUIRES: mu_ held
+  // The account service no longer knows this login (its ticket lapsed): start again.
+  bool LoginLapsed(const Status& status);  // REQUIRES: mu_ held
 
   std::shared_ptr<Gate::Shared> gate_;
   std::shared_ptr<net::Terminal> terminal_;
@@ -215,11 +276,13 @@ class SessionCore final : public std::enable_shared_from_this<SessionCore> {
   asio::steady_timer login_timer_;
 
   std::mutex mu_;
-  Step step_ = Step::kAccountName;                     // guarded by mu_
-  bool busy_ = false;                                  // guarded by mu_
-  std::string account_name_;                           // guarded by mu_
-  std::string new_password_;                           // guarded by mu_
-  int64_t account_id_ = 0;                             // guarded by mu_
+  Step step_ = Step::kAccountName;  // guarded by mu_
+  bool busy_ = false;               // guarded by mu_
+  std::string account_name_;        // guarded by mu_
+  std::string new_password_;        // guarded by mu_
+  int64_t account_id_ = 0;          // guarded by mu_
+  // The account service's login ticket: the account's characters are asked for with it.
+  std::string ticket_;                                 // guarded by mu_
   std::vector<account::CharacterSummary> characters_;  // guarded by mu_
   int failed_passwords_ = 0;                           // guarded by mu_
   std::shared_ptr<PlayerBinding> binding_;             // guarded by mu_; set while playing
@@ -232,6 +295,56 @@ void Gate::Shared::Departed(const std::string& name_key) {
     bindings.erase(it);
   }
   UpdateGauges();
+}
+
+void Gate::Shared::RenewDueAssertions(const std::shared_ptr<Shared>& shared) {
+  std::vector<std::shared_ptr<PlayerBinding>> all;
+  {
+    std::lock_guard lock(shared->mu);
+    all.reserve(shared->bindings.size());
+    for (const auto& [key, binding] : shared->bindings) all.push_back(binding);
+  }
+  const int64_t now_unix_ms = WallUnixMs(shared->clock);
+  for (auto& binding : all) {
+    auto due = binding->TakeDueRenewal(now_unix_ms);
+    if (!due) continue;
+    shared->blocking([self = shared, binding, due = std::move(*due)]() mutable {
+      auto renewed = self->accounts.RenewAssertion(due.ticket, due.assertion);
+      if (!renewed.ok()) {
+        self->renewal_failures_total.Increment();
+        // Refused: the ticket or the assertion is gone (the account service restarted, or the
+        // assertion lapsed while it could not be reached). The session plays on; it needs a
+        // fresh login only if its world stream must be opened again.
+        const bool for_good = renewed.status().code() == StatusCode::kPermissionDenied;
+        self->log.Warn("assertion renewal failed", {{"character", binding->display_name()},
+                                                    {"error", renewed.status().ToString()},
+                                                    {"retry", !for_good}});
+        binding->FinishRenewal(std::nullopt, for_good);
+        return;
+      }
+      self->renewals_total.Increment();
+      self->link.UpdateAssertion(binding->name_key(), renewed->assertion);
+      binding->FinishRenewal(
+          PlayerBinding::Renewal{std::move(due.ticket), std::move(renewed->assertion),
+                                 WallUnixMs(self->clock), renewed->assertion_expires_unix_ms},
+          false);
+    });
+  }
+}
+
+void Gate::Shared::ScheduleRenewSweep(const std::shared_ptr<Shared>& shared) {
+  if (shared->options.assertion_renew_sweep_ms <= 0) return;
+  std::lock_guard lock(shared->renew_mu);
+  if (shared->renew_stopped) return;
+  shared->renew_timer.expires_after(
+      std::chrono::milliseconds(shared->options.assertion_renew_sweep_ms));
+  shared->renew_timer.async_wait(
+      [weak = std::weak_ptr<Shared>(shared)](boost::system::error_code ec) {
+        auto self = weak.lock();
+        if (ec || !self) return;
+        RenewDueAssertions(self);
+        ScheduleRenewSweep(self);
+      });
 }
 
 void Gate::Shared::CountLinkDead(PlayerBinding& binding) {
@@ -318,6 +431,17 @@ void SessionCore::AskAccountName() {
   Prompt("Enter your account name, or \"new\" to make one:");
 }
 
+bool SessionCore::LoginLapsed(const Status& status) {
+  if (status.code() != StatusCode::kPermissionDenied ||
+      status.message() != account::kTicketRefusedMessage) {
+    return false;
+  }
+  ticket_.clear();
+  terminal_->SendText(status.message() + "\n");
+  AskAccountName();
+  return true;
+}
+
 void SessionCore::Fail(const Status& status) {
   gate_->errors_total.Increment();
   if (status.code() == StatusCode::kUnavailable || status.code() == StatusCode::kInternal) {
@@ -388,6 +512,7 @@ void SessionCore::HandleLocked(std::string line) {
             }
             account_id_ = account->id;
             account_name_ = account->name;
+            ticket_ = std::move(account->ticket);
             gate_->log.Info("login", {{"account", account_name_}, {"address", address_}});
             ShowMenu();
           });
@@ -433,6 +558,7 @@ void SessionCore::HandleLocked(std::string line) {
             }
             account_id_ = account->id;
             account_name_ = account->name;
+            ticket_ = std::move(account->ticket);
             terminal_->SendText("Your account \"" + account_name_ + "\" is ready.\n");
             ShowMenu();
           });
@@ -455,8 +581,9 @@ void SessionCore::HandleLocked(std::string line) {
 
 void SessionCore::ShowMenu() {
   step_ = Step::kMenu;
-  RunBlocking([g = gate_, id = account_id_] { return g->accounts.Characters(id); },
+  RunBlocking([g = gate_, ticket = ticket_] { return g->accounts.Characters(ticket); },
               [this](Result<std::vector<account::CharacterSummary>> list) {
+                if (LoginLapsed(list.status())) return;
                 if (!list.ok()) {
                   Fail(list.status());
                   characters_.clear();
@@ -559,10 +686,12 @@ void SessionCore::Play(const std::string& name) {
   // Two connections of one account must not both claim: the later claim would fence every
   // save of the earlier one.
   if (!ReserveClaim(key)) return ShowMenu();
-  RunBlocking([g = gate_, id = account_id_, name] { return g->accounts.ClaimCharacter(id, name); },
+  RunBlocking([g = gate_, ticket = ticket_,
+               name] { return g->accounts.ClaimCharacter(ticket, name, g->link.gate_id()); },
               [this, key](Result<account::CharacterClaim> record) {
                 if (!record.ok()) {
                   ReleaseClaim(key);
+                  if (LoginLapsed(record.status())) return;
                   if (record.status().code() == StatusCode::kNotFound) {
                     terminal_->SendText("You have no character by that name.\n");
                   } else {
@@ -585,15 +714,16 @@ void SessionCore::CreateCharacter(const std::string& name) {
     return Prompt("Type \"new <name>\" to try another name.");
   }
   RunBlocking(
-      [g = gate_, id = account_id_, display, start]() -> Result<account::CharacterClaim> {
+      [g = gate_, ticket = ticket_, display, start]() -> Result<account::CharacterClaim> {
         // The account service makes the character's first state: a gate is not trusted with it.
-        Status created = g->accounts.CreateCharacter(id, display, start.zone, start.id);
+        Status created = g->accounts.CreateCharacter(ticket, display, start.zone, start.id);
         if (!created.ok()) return created;
-        return g->accounts.ClaimCharacter(id, display);
+        return g->accounts.ClaimCharacter(ticket, display, g->link.gate_id());
       },
       [this, key = world::NameKey(display)](Result<account::CharacterClaim> record) {
         if (!record.ok()) {
           ReleaseClaim(key);
+          if (LoginLapsed(record.status())) return;
           if (record.status().code() == StatusCode::kAlreadyExists) {
             terminal_->SendText("That name is taken; please choose another.\n");
           } else {
@@ -612,7 +742,7 @@ void SessionCore::EnterWorld(account::CharacterClaim claim) {
   request.name_key = key;
   request.display_name = claim.name;
   // The world claims and loads the character on this assertion (the link refuses an empty one).
-  request.assertion = std::move(claim.assertion);
+  request.assertion = claim.assertion;
   std::weak_ptr<Gate::Shared> weak_gate = gate_;
   auto binding = std::make_shared<PlayerBinding>(key, claim.name, claim.account_id, gate_->io,
                                                  [weak_gate, key] {
@@ -632,6 +762,8 @@ void SessionCore::EnterWorld(account::CharacterClaim claim) {
     }
     gate_->bindings[key] = binding;
   }
+  binding->SetRenewal({ticket_, std::move(claim.assertion), WallUnixMs(gate_->clock),
+                       claim.assertion_expires_unix_ms});
   std::shared_ptr<SessionCore> none;
   binding->Attach(shared_from_this(), none);
   const Status entered = gate_->link.Enter(std::move(request), binding);
@@ -736,9 +868,20 @@ Gate::Gate(GateOptions options, boost::asio::io_context& io, BlockingRunner bloc
            account::AccountDesk& accounts, WorldLink& link, const Clock& clock, Logger& log,
            Metrics& metrics)
     : shared_(std::make_shared<Shared>(std::move(options), io, std::move(blocking), accounts, link,
-                                       clock, log, metrics)) {}
+                                       clock, log, metrics)) {
+  Shared::ScheduleRenewSweep(shared_);
+}
 
-Gate::~Gate() = default;
+Gate::~Gate() {
+  // The sweep holds the gate weakly, but its timer must not wait on `io` past the gate.
+  std::lock_guard lock(shared_->renew_mu);
+  shared_->renew_stopped = true;
+  shared_->renew_timer.cancel();
+}
+
+void Gate::RenewDueAssertions() {
+  Shared::RenewDueAssertions(shared_);
+}
 
 net::TerminalHandlerFactory Gate::TerminalFactory() {
   return [shared = shared_](

@@ -1,7 +1,8 @@
 // The gate's login-and-play conversation against a fake terminal and a fake world link.
 //
-// Accounts are real, wired as `telos serve` wires them (AssertingAccountDesk over
-// LocalAccountDesk over AccountService over an in-memory SQLite store, with the cheapest argon2
+// Accounts are real, wired as `telos serve` wires them (LocalAccountDesk, with its login
+// tickets and signed assertions, over AccountService over an in-memory SQLite store, with the
+// cheapest argon2
 // cost), because what a player is told on a wrong password or a taken name comes from there,
 // and so does the signed assertion a world admits a character on. Everything else the gate
 // talks to is a fake the test drives by hand:
@@ -46,6 +47,7 @@
 #include "telos/account/account_desk.h"
 #include "telos/account/account_service.h"
 #include "telos/account/address_throttle.h"
+#include "telos/account/login_tickets.h"
 #include "telos/account/passwords.h"
 #include "telos/auth/documents.h"
 #include "telos/auth/keys.h"
@@ -77,8 +79,10 @@ constexpr auto kPollSlice = 5ms;
 constexpr int kRaceRounds = 25;
 // The address throttle must not get in the way of a test's deliberate wrong passwords.
 constexpr size_t kAddressFailuresMax = 100;
-// Longer than any test: an assertion never expires on the manual clock.
-constexpr int64_t kAssertionTtlMs = 60 * 60 * 1000;
+// The shortest assertion life the account service allows; only the renewal test moves the
+// manual clock that far.
+constexpr int64_t kAssertionTtlMs = limits::kAssertionTtlMsMin;
+constexpr char kGateId[] = "gate-test";
 
 constexpr char kAccount[] = "ada_l";
 constexpr char kPassword[] = "difference engine";
@@ -247,6 +251,21 @@ class FakeWorldLink final : public WorldLink {
     std::lock_guard lock(mu_);
     return online_.size();
   }
+  const std::string& gate_id() const override { return gate_id_; }
+  void UpdateAssertion(const std::string& name_key, std::string assertion) override {
+    std::lock_guard lock(mu_);
+    if (online_.count(name_key) != 0) assertions_[name_key] = std::move(assertion);
+  }
+  // The assertion the link would present for `name_key` now: the latest renewal, else the
+  // Enter's.
+  std::string assertion(const std::string& name_key) const {
+    std::lock_guard lock(mu_);
+    if (auto it = assertions_.find(name_key); it != assertions_.end()) return it->second;
+    for (const auto& request : entered_) {
+      if (request.name_key == name_key) return request.assertion;
+    }
+    return "";
+  }
 
   // The world speaking to `name_key` through the sink of its latest Enter.
   void Deliver(const std::string& name_key, world::PlayerOutput output) {
@@ -313,8 +332,10 @@ class FakeWorldLink final : public WorldLink {
 
  private:
   mutable std::mutex mu_;
-  std::set<std::string> online_;                                     // guarded by mu_
+  std::set<std::string> online_;  // guarded by mu_
+  const std::string gate_id_ = kGateId;
   std::map<std::string, std::shared_ptr<world::PlayerSink>> sinks_;  // guarded by mu_
+  std::map<std::string, std::string> assertions_;                    // guarded by mu_; renewed
   std::vector<EnterRequest> entered_;                                // guarded by mu_
   std::vector<std::pair<std::string, std::string>> inputs_;          // guarded by mu_
   std::vector<std::string> removed_;                                 // guarded by mu_
@@ -331,10 +352,8 @@ class GateTest : public ::testing::Test {
     store_ = std::move(*store);
     service_ = std::make_unique<account::AccountService>(
         store_->accounts(), store_->characters(), hasher_, throttle_, clock_, log_, metrics_);
-    local_desk_ =
-        std::make_unique<account::LocalAccountDesk>(*service_, account::ClaimMode::kVerifyOnly);
-    desk_ = std::make_unique<account::AssertingAccountDesk>(*local_desk_, assertion_key_,
-                                                            kAssertionTtlMs, clock_);
+    desk_ = std::make_unique<account::LocalAccountDesk>(
+        *service_, assertion_key_, clock_, account::LocalAccountDeskOptions{kAssertionTtlMs});
   }
 
   // A transport closes every connection when it stops. Until then a playing session and its
@@ -351,6 +370,7 @@ class GateTest : public ::testing::Test {
     options.link_dead_ms = link_dead_ms;
     options.login_timeout_ms = login_timeout_ms;
     options.login_attempts_per_connection = 3;
+    options.assertion_renew_sweep_ms = 0;  // the renewal test sweeps by hand
     BlockingRunner blocking = [this](std::function<void()> task) {
       std::lock_guard lock(blocking_mu_);
       blocking_.push_back(std::move(task));
@@ -382,6 +402,7 @@ class GateTest : public ::testing::Test {
     auto account = store_->accounts().Load(kAccount);
     ASSERT_TRUE(account.ok()) << account.status().ToString();
     EXPECT_EQ(assertion->account_id, account->id);
+    EXPECT_EQ(assertion->gate_id, kGateId);  // issued for the gate the link says hello as
   }
 
   FakeConnection& Connect(const std::string& address = "10.0.0.1") {
@@ -492,8 +513,7 @@ class GateTest : public ::testing::Test {
   account::AddressThrottle throttle_{clock_, kAddressFailuresMax, 60s};
   std::unique_ptr<account::AccountService> service_;
   const auth::SigningKey assertion_key_ = auth::SigningKey::Generate();
-  std::unique_ptr<account::LocalAccountDesk> local_desk_;
-  std::unique_ptr<account::AssertingAccountDesk> desk_;
+  std::unique_ptr<account::LocalAccountDesk> desk_;
   FakeWorldLink link_;
   std::mutex blocking_mu_;
   std::deque<std::function<void()>> blocking_;  // guarded by blocking_mu_
@@ -574,6 +594,70 @@ TEST_F(GateTest, ReturningPlayerLogsInAndPlaysFromTheMenu) {
   EXPECT_EQ(entered[0].name_key, "lovelace");
   ExpectAdmissible(entered[0], "Lovelace");
   ExpectGauges(1, 1, 0);
+}
+
+// Issue 23 item 3: an assertion lives minutes, so the gate renews it while the character is in
+// the world (link-dead too), and the link presents the fresh one from then on.
+TEST_F(GateTest, TheGateRenewsTheAssertionOfACharacterInTheWorld) {
+  SeedAccount({"Lovelace"});
+  StartGate();
+  FakeConnection& c = Connect();
+  Play(c);
+  ASSERT_EQ(link_.entered().size(), 1u);
+  auto first =
+      auth::VerifyAssertion(assertion_key_.verify_key(), link_.assertion("lovelace"), clock_);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+
+  // Not yet half its life: nothing to do.
+  clock_.Advance(std::chrono::milliseconds(kAssertionTtlMs / 2 - 1));
+  gate_->RenewDueAssertions();
+  Pump();
+  EXPECT_EQ(link_.assertion("lovelace"), link_.entered()[0].assertion);
+  EXPECT_EQ(Metric("telos_gate_assertion_renewals_total"), 0);
+
+  // Then, renewed on each sweep past half its life, the session outlives many assertions;
+  // the player hangs up halfway and the link-dead character is renewed all the same.
+  for (int round = 0; round < 6; ++round) {
+    if (round == 3) {
+      c.HangUp();
+      Pump();
+      ExpectGauges(0, 0, 1);
+    }
+    // Just past half its life (the first time: just past the check above).
+    clock_.Advance(std::chrono::milliseconds(round == 0 ? 2 : kAssertionTtlMs / 2 + 1));
+    gate_->RenewDueAssertions();
+    Pump();
+    auto now =
+        auth::VerifyAssertion(assertion_key_.verify_key(), link_.assertion("lovelace"), clock_);
+    ASSERT_TRUE(now.ok()) << round << ": " << now.status().ToString();
+    EXPECT_EQ(now->nonce, first->nonce);
+    EXPECT_EQ(now->gate_id, kGateId);
+    EXPECT_EQ(now->character, "Lovelace");
+  }
+  EXPECT_EQ(Metric("telos_gate_assertion_renewals_total"), 6);
+  EXPECT_FALSE(
+      auth::VerifyAssertion(assertion_key_.verify_key(), link_.entered()[0].assertion, clock_)
+          .ok());
+}
+
+// Issue 23 item 2: the account service forgets a login left idle; the menu then asks for it
+// again instead of acting on an account the gate names.
+TEST_F(GateTest, AnIdleLoginThatLapsedIsAskedForAgain) {
+  SeedAccount({"Lovelace"});
+  StartGate();
+  FakeConnection& c = Connect();
+  LogIn(c);
+  c.terminal().TakeScreen();
+  clock_.Advance(std::chrono::milliseconds(limits::kLoginTicketIdleMs));
+  Type(c, "1");
+  EXPECT_THAT(c.terminal().TakeScreen(),
+              AllOf(HasSubstr(std::string(account::kTicketRefusedMessage)),
+                    HasSubstr("Enter your account name")));
+  EXPECT_TRUE(link_.entered().empty());
+  LogIn(c);
+  Type(c, "1");
+  ASSERT_EQ(link_.entered().size(), 1u);
+  ExpectAdmissible(link_.entered()[0], "Lovelace");
 }
 
 TEST_F(GateTest, WrongPasswordsAreRefusedUntilTheLimitClosesTheConnection) {

@@ -366,6 +366,15 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
               {{"gate", stream->gate_id()}, {"error", claim.status().ToString()}});
     return SendAttached(stream, session, claim.status(), "");
   }
+  if (claim->gate_id != stream->gate_id()) {
+    // Issued for another gate (or presented before this stream said hello): whoever holds it
+    // here did not get it from the account service for this stream.
+    log_.Warn("security: assertion refused", {{"gate", stream->gate_id()},
+                                              {"issued_for", claim->gate_id},
+                                              {"error", "issued for another gate"}});
+    return SendAttached(stream, session,
+                        Status::PermissionDenied("assertion: issued for another gate"), "");
+  }
   const std::string key = world::NameKey(claim->character);
 
   // Already playing here (link-dead, or on another connection): take the character over.
@@ -387,7 +396,24 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
       if (it->second.account_id != claim->account_id) {
         return SendAttached(stream, session, Status::PermissionDenied("not your character"), "");
       }
+      if (it->second.session_nonce == claim->nonce) {
+        // The session this assertion names is already here. Attached to a live stream under
+        // another (stream, session), this is a replay, not a resume: a resume comes from the
+        // same session, or after its stream is gone (link-dead).
+        const auto [bound_stream, bound_session] = it->second.sink->binding();
+        if (bound_stream && bound_stream->alive() &&
+            (bound_stream != stream || bound_session != session)) {
+          log_.Warn("security: assertion refused",
+                    {{"gate", stream->gate_id()},
+                     {"character", key},
+                     {"error", "its session is attached on another stream or session"}});
+          return SendAttached(
+              stream, session,
+              Status::PermissionDenied("assertion: its session is already attached"), "");
+        }
+      }
       existing = it->second.sink;
+      it->second.session_nonce = claim->nonce;
       it->second.assertion = assertion;
       it->second.arrival_token.clear();
     }
@@ -475,6 +501,7 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
   entry.display_name = claimed->name;
   entry.account_id = claimed->account_id;
   entry.nonce = claim->nonce;
+  entry.session_nonce = claim->nonce;
   entry.placement_epoch = placement_epoch;
   entry.assertion = std::move(assertion);
   entry.zone = zone;
@@ -522,6 +549,7 @@ void WorldShard::AttachEphemeral(std::shared_ptr<StreamHandle> stream, uint64_t 
   entry.display_name = claim.character;
   entry.account_id = claim.account_id;
   entry.nonce = claim.nonce;
+  entry.session_nonce = claim.nonce;
   entry.placement_epoch = 0;  // registers nothing a real login could be fenced by
   entry.assertion = std::move(assertion);
   entry.zone = zone;
@@ -710,6 +738,7 @@ Status WorldShard::AcceptHandoff(const std::string& blob) {
     entry.display_name = claimed->name;
     entry.account_id = claimed->account_id;
     entry.nonce = snapshot->nonce;
+    entry.session_nonce = snapshot->nonce;
     entry.placement_epoch = snapshot->placement_epoch;
     entry.assertion = snapshot->assertion;
     entry.zone = snapshot->zone;

@@ -574,8 +574,10 @@ class WorldShardTest : public ::testing::Test {
     return *placement;
   }
 
-  std::string Assertion(int64_t account_id, const std::string& character) {
-    return auth::IssueAssertion(fleet_.account_key, account_id, character, kAssertionTtlMs,
+  // An assertion for `character` issued for `gate_id`, the gate whose stream presents it.
+  std::string Assertion(int64_t account_id, const std::string& character,
+                        const std::string& gate_id = "gate-1") {
+    return auth::IssueAssertion(fleet_.account_key, account_id, character, gate_id, kAssertionTtlMs,
                                 fleet_.clock);
   }
 
@@ -710,7 +712,7 @@ TEST_F(WorldShardTest, AGateInTheSameProcessPlaysOverAnInProcessStream) {
   shard->OnGateFrame(frame);
   frame.Clear();
   frame.mutable_attach()->set_session(1);
-  frame.mutable_attach()->set_assertion(Assertion(account, "Alice"));
+  frame.mutable_attach()->set_assertion(Assertion(account, "Alice", "serve"));
   shard->OnGateFrame(frame);
   ASSERT_TRUE(Eventually([&] { return !gate->attached().empty(); }));
   EXPECT_EQ(gate->attached()[0].code(), kCodeOk) << gate->attached()[0].message();
@@ -761,17 +763,27 @@ TEST_F(WorldShardTest, AttachRefusals) {
 
   // Signed by a key the shard does not trust.
   const auth::SigningKey stranger = auth::SigningKey::Generate();
-  gate.Attach(1, auth::IssueAssertion(stranger, alice, "Alice", kAssertionTtlMs, fleet_.clock));
+  gate.Attach(
+      1, auth::IssueAssertion(stranger, alice, "Alice", "gate-1", kAssertionTtlMs, fleet_.clock));
   EXPECT_EQ(code_of(1), kCodePermissionDenied);
 
   // Expired: issued an hour ago for a minute.
   const ShiftedClock hour_ago(std::chrono::hours(-1));
-  gate.Attach(2, auth::IssueAssertion(fleet_.account_key, alice, "Alice", 60'000, hour_ago));
+  gate.Attach(2,
+              auth::IssueAssertion(fleet_.account_key, alice, "Alice", "gate-1", 60'000, hour_ago));
   EXPECT_EQ(code_of(2), kCodePermissionDenied);
 
   // Not a signed document at all.
   gate.Attach(3, "\x01\x02garbage bytes");
   EXPECT_EQ(code_of(3), kCodePermissionDenied);
+
+  // Validly signed, but issued for another gate (issue 23 item 3): a gate cannot play the
+  // assertions another gate's players logged in with.
+  gate.Attach(8, Assertion(alice, "Alice", "gate-2"));
+  auto other_gate = gate.NextAttached(8);
+  ASSERT_TRUE(other_gate.has_value());
+  EXPECT_EQ(other_gate->code(), kCodePermissionDenied);
+  EXPECT_EQ(other_gate->message(), "assertion: issued for another gate");
 
   // Validly signed, but for a character of another account.
   gate.Attach(4, Assertion(alice, "Bram"));
@@ -1190,8 +1202,9 @@ TEST_F(WorldShardTest, LostGateLeavesCharacterLinkDeadAndAnotherStreamResumesIt)
   EXPECT_EQ(a.host->ZoneOf("alice"), "lobby");
   EXPECT_EQ(a.shard->residents(), 1u);
 
+  // Another gate's stream: the player logged in again through that gate.
   GateStream other(*a.stub, "gate-2");
-  other.Attach(4, assertion);
+  other.Attach(4, Assertion(account, "Alice", "gate-2"));
   attached = other.NextAttached(4);
   ASSERT_TRUE(attached.has_value());
   EXPECT_EQ(attached->code(), kCodeOk) << attached->message();
@@ -1247,7 +1260,7 @@ TEST_F(WorldShardTest, SecondAttachTakesTheCharacterOverAndTellsTheFirstSession)
   const int64_t owner_epoch = Row("Alice").owner_epoch;
 
   GateStream second(*a.stub, "gate-2");
-  second.Attach(2, Assertion(account, "Alice"));
+  second.Attach(2, Assertion(account, "Alice", "gate-2"));
   attached = second.NextAttached(2);
   ASSERT_TRUE(attached.has_value());
   EXPECT_EQ(attached->code(), kCodeOk) << attached->message();
@@ -1260,6 +1273,126 @@ TEST_F(WorldShardTest, SecondAttachTakesTheCharacterOverAndTellsTheFirstSession)
   EXPECT_THAT(second.OutputUntil(2, "The Atrium of Arrivals"), HasSubstr("The Atrium of Arrivals"));
   EXPECT_EQ(Row("Alice").owner_epoch, owner_epoch);
   EXPECT_EQ(a.shard->residents(), 1u);
+}
+
+// Issue 23 item 3: an assertion names one session. Presented again while that session is
+// attached, from another session id or another stream, it is refused, and the session playing
+// is not disturbed; the same session attaching again, on its stream or after its stream was
+// lost, resumes.
+TEST_F(WorldShardTest, AReplayedAssertionIsRefusedWhileItsSessionIsAttached) {
+  Node& a = StartNode({"a", {"lobby", "town"}});
+  const int64_t account = CreateAccount("alice");
+  CreateCharacter(account, "Alice", "lobby:atrium");
+  const std::string assertion = Assertion(account, "Alice");
+
+  auto gate = std::make_unique<GateStream>(*a.stub, "gate-1");
+  gate->Attach(1, assertion);
+  auto attached = gate->NextAttached(1);
+  ASSERT_TRUE(attached.has_value());
+  ASSERT_EQ(attached->code(), kCodeOk) << attached->message();
+  gate->OutputUntil(1, "The Atrium of Arrivals");
+
+  // The same assertion under another session id on the same stream: a replay.
+  gate->Attach(2, assertion);
+  attached = gate->NextAttached(2);
+  ASSERT_TRUE(attached.has_value());
+  EXPECT_EQ(attached->code(), kCodePermissionDenied);
+  EXPECT_EQ(attached->message(), "assertion: its session is already attached");
+  // On another gate's stream it is refused as well (it was issued for gate-1).
+  {
+    GateStream other(*a.stub, "gate-2");
+    other.Attach(1, assertion);
+    attached = other.NextAttached(1);
+    ASSERT_TRUE(attached.has_value());
+    EXPECT_EQ(attached->code(), kCodePermissionDenied);
+  }
+  EXPECT_TRUE(fleet_.sink->Contains("security: assertion refused"));
+
+  // Alice still plays on session 1, which was told nothing.
+  gate->Input(1, "look north");
+  const std::string seen = gate->OutputUntil(1, "compass roses");
+  EXPECT_THAT(seen, HasSubstr("opens on the Hall of Maps"));
+  EXPECT_THAT(seen, Not(HasSubstr("taken up by a new connection")));
+
+  // The same session attaching again resumes (a gate retrying) ...
+  gate->Attach(1, assertion);
+  attached = gate->NextAttached(1);
+  ASSERT_TRUE(attached.has_value());
+  EXPECT_EQ(attached->code(), kCodeOk) << attached->message();
+  // ... and so does it after its stream was lost, on the gate's next stream.
+  gate->Cancel();
+  ASSERT_TRUE(Eventually([&] { return fleet_.sink->Contains("character link-dead"); }));
+  ASSERT_TRUE(Eventually([&] { return a.shard->streams() == 0; }));
+  GateStream again(*a.stub, "gate-1");
+  again.Attach(1, assertion);
+  attached = again.NextAttached(1);
+  ASSERT_TRUE(attached.has_value());
+  EXPECT_EQ(attached->code(), kCodeOk) << attached->message();
+  EXPECT_THAT(again.OutputUntil(1, "The Atrium of Arrivals"), HasSubstr("The Atrium of Arrivals"));
+  EXPECT_EQ(a.shard->residents(), 1u);
+}
+
+// Issue 23 item 3: an assertion lives minutes and the gate renews it (same nonce). A session
+// that outlives its first assertion, walks to another shard and then loses its stream there is
+// taken back on the renewed assertion, and refused on the lapsed one. (The shards run on the
+// system clock, which their executors need; the assertions are dated with a shifted one.)
+TEST_F(WorldShardTest, ASessionPastItsFirstAssertionHandsOffAndReattachesOnTheRenewedOne) {
+  Node& a = StartNode({"a", {"lobby", "town"}});
+  Node& b = StartNode({"b", {"lobby", "forest"}});
+  a.shard->RefreshRoutes();
+  b.shard->RefreshRoutes();
+  ASSERT_TRUE(a.shard->IsRemote("forest"));
+  const int64_t account = CreateAccount("alice");
+  CreateCharacter(account, "Alice", "town:west_gate");
+
+  // Logged in with an assertion that is still good for a few seconds ...
+  constexpr int64_t kShortTtlMs = 60'000;
+  const ShiftedClock issued_then(std::chrono::milliseconds(-(kShortTtlMs - 15'000)));
+  const std::string first = auth::IssueAssertion(fleet_.account_key, account, "Alice", "gate-1",
+                                                 kShortTtlMs, issued_then);
+  auto fields = auth::VerifyAssertion(fleet_.account_key.verify_key(), first, fleet_.clock);
+  ASSERT_TRUE(fields.ok()) << fields.status().ToString();
+  GateStream gate_a(*a.stub, "gate-1");
+  gate_a.Attach(1, first);
+  auto attached = gate_a.NextAttached(1);
+  ASSERT_TRUE(attached.has_value());
+  ASSERT_EQ(attached->code(), kCodeOk) << attached->message();
+  gate_a.OutputUntil(1, "The West Gate");
+  // ... which the gate renewed, and which has since lapsed (the same session, dated so).
+  const std::string renewed =
+      auth::RenewAssertion(fleet_.account_key, *fields, kShortTtlMs, fleet_.clock);
+  const ShiftedClock lapsed_then(std::chrono::milliseconds(-2 * kShortTtlMs));
+  const std::string lapsed =
+      auth::RenewAssertion(fleet_.account_key, *fields, kShortTtlMs, lapsed_then);
+
+  // The walk to b is a handoff: it needs no assertion of the gate.
+  gate_a.Input(1, "west");
+  auto redirect = gate_a.NextRedirect(1);
+  ASSERT_TRUE(redirect.has_value()) << "no redirect from shard a";
+  auto gate_b = std::make_unique<GateStream>(*b.stub, "gate-1");
+  gate_b->AttachWithToken(1, redirect->handoff_token());
+  attached = gate_b->NextAttached(1);
+  ASSERT_TRUE(attached.has_value());
+  ASSERT_EQ(attached->code(), kCodeOk) << attached->message();
+  gate_b->OutputUntil(1, "The Edge of the Greywood");
+
+  // The stream to b is lost; the gate routes the session again with its assertion.
+  gate_b->Cancel();
+  ASSERT_TRUE(Eventually([&] { return b.shard->streams() == 0; }));
+  GateStream again(*b.stub, "gate-1");
+  again.Attach(1, lapsed);
+  attached = again.NextAttached(1);
+  ASSERT_TRUE(attached.has_value());
+  EXPECT_EQ(attached->code(), kCodePermissionDenied);
+  EXPECT_EQ(attached->message(), "assertion: expired");
+  again.Attach(1, renewed);
+  attached = again.NextAttached(1);
+  ASSERT_TRUE(attached.has_value());
+  EXPECT_EQ(attached->code(), kCodeOk) << attached->message();
+  EXPECT_EQ(attached->zone(), "forest");
+  EXPECT_THAT(again.OutputUntil(1, "The Edge of the Greywood"),
+              HasSubstr("The Edge of the Greywood"));
+  EXPECT_EQ(b.shard->residents(), 1u);
 }
 
 // ------------------------------------------------------------------ cross-shard walk
@@ -1433,8 +1566,8 @@ TEST_F(WorldShardDeathTest, GateFarBehindLosesOutputButKeepsItsStream) {
         const int64_t account = CreateAccount("alice");
         CreateCharacter(account, "Alice", "lobby:atrium");
         CreateCharacter(account, "Bob", "lobby:atrium");
-        const bool ok =
-            GateFarBehindKeepsItsStream(a, Assertion(account, "Alice"), Assertion(account, "Bob"));
+        const bool ok = GateFarBehindKeepsItsStream(a, Assertion(account, "Alice"),
+                                                    Assertion(account, "Bob", "gate-2"));
         std::_Exit(ok ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
@@ -1495,7 +1628,7 @@ TEST_F(WorldShardDeathTest, BackedUpGateLostStillEndsItsStreamAndTheCharacterLea
         CreateCharacter(account, "Alice", "lobby:atrium");
         CreateCharacter(account, "Bob", "lobby:atrium");
         const bool ok = BackedUpGateLostLeavesCharacterLinkDeadThenRemoved(
-            fleet_, a, Assertion(account, "Alice"), Assertion(account, "Bob"));
+            fleet_, a, Assertion(account, "Alice"), Assertion(account, "Bob", "gate-2"));
         std::_Exit(ok ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");

@@ -80,6 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     again.set_character(assertion->character);
     again.set_expires_unix_ms(assertion->expires_unix_ms);
     again.set_nonce(assertion->nonce);
+    again.set_gate_id(assertion->gate_id);
     telos::v1::SignedBlob blob;
     blob.set_payload(again.SerializeAsString());
     blob.set_signature(key.Sign(blob.payload()));
@@ -88,6 +89,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(reread.ok());
     Check(reread->account_id == assertion->account_id &&
           reread->character == assertion->character && reread->nonce == assertion->nonce &&
+          reread->gate_id == assertion->gate_id &&
           reread->expires_unix_ms == assertion->expires_unix_ms);
   } else {
     auto snapshot = telos::auth::VerifySnapshot(key.verify_key(), bytes, clock);

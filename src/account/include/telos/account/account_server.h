@@ -11,13 +11,15 @@
 // there; gRPC's callback threads never block. Errors cross the wire with rpc::ToGrpc, so the
 // client sees the exact telos code.
 //
-// ClaimCharacter claims the character through the desk (which mints its owner_epoch) and
-// answers with a signed assertion (auth::IssueAssertion) valid for options.assertion_ttl_ms,
-// which worlds verify offline with the signing key's public half.
+// Every call is answered by the desk (LocalAccountDesk), which owns the login rules: the login
+// ticket Authenticate and CreateAccount return is what ListCharacters, CreateCharacter,
+// ClaimCharacter and RenewAssertion take the account from (the request names no account), and
+// the assertions it signs are bound to the gate named in the claim and short-lived. This
+// server adds only the transport's checks above.
 //
 // Lifecycle: construct, Start() once, Stop() (also run by the destructor). Stop() waits for
 // every call in flight, so the blocking runner must keep running tasks until Stop() returns.
-// The desk, key, clock, logger and metrics must outlive the server.
+// The desk, logger and metrics must outlive the server.
 //
 // Thread safety: Start() and Stop() from one thread (main); calls arrive on gRPC's threads.
 #pragma once
@@ -28,9 +30,7 @@
 #include <string>
 
 #include "telos/account/account_desk.h"
-#include "telos/auth/keys.h"
 #include "telos/base/blocking.h"
-#include "telos/base/clock.h"
 #include "telos/base/limits.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
@@ -47,6 +47,7 @@ namespace telos::account {
 inline constexpr size_t kRpcNameBytesMax = 64;        // account and character names
 inline constexpr size_t kRpcPasswordBytesMax = 1024;  // passwords, old and new
 inline constexpr size_t kRpcAddressBytesMax = 128;    // the player's network address
+inline constexpr size_t kRpcGateIdBytesMax = limits::kSignedDocumentFieldBytesMax;
 inline constexpr size_t kRpcZoneIdBytesMax = limits::kZoneIdBytesMax;
 inline constexpr size_t kRpcRoomIdBytesMax = limits::kRoomIdBytesMax;
 
@@ -55,7 +56,6 @@ struct AccountServerOptions {
   std::string listen_address = "127.0.0.1:7100";
   // The bearer token every caller must present; empty accepts every caller.
   std::string caller_token;
-  int64_t assertion_ttl_ms = 12 * 3600 * 1000;
   // Calls accepted but not yet finished; more are refused with ResourceExhausted.
   size_t calls_in_flight_max = 256;
   // On Stop(), calls still running after this long are cancelled.
@@ -64,8 +64,8 @@ struct AccountServerOptions {
 
 class AccountServer {
  public:
-  AccountServer(AccountServerOptions options, AccountDesk& desk, const auth::SigningKey& key,
-                BlockingRunner blocking, const Clock& clock, Logger& log, Metrics& metrics);
+  AccountServer(AccountServerOptions options, AccountDesk& desk, BlockingRunner blocking,
+                Logger& log, Metrics& metrics);
   ~AccountServer();
   AccountServer(const AccountServer&) = delete;
   AccountServer& operator=(const AccountServer&) = delete;

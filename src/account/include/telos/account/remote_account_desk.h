@@ -9,8 +9,10 @@
 // CreateCharacter, ClaimCharacter) that may still have been applied, so a retry can meet
 // AlreadyExists.
 //
-// ClaimCharacter returns a CharacterClaim whose `assertion` is the service's signed assertion
-// and whose `record` holds only name and account_id: the world loads the character itself.
+// ClaimCharacter and RenewAssertion return a CharacterClaim whose `assertion` is the service's
+// signed assertion and whose `record` holds only name and account_id: the world loads the
+// character itself. The login ticket travels in each request; the service takes the account
+// from it.
 //
 // Every method blocks (network): call it from a blocking pool. Thread-safe (one channel, shared
 // by every call; it reconnects by itself after the service restarts).
@@ -47,10 +49,13 @@ class RemoteAccountDesk final : public AccountDesk {
                                    std::string_view address) override;
   Result<AccountRef> Authenticate(std::string_view name, std::string_view password,
                                   std::string_view address) override;
-  Result<std::vector<CharacterSummary>> Characters(int64_t account_id) override;
-  Status CreateCharacter(int64_t account_id, std::string_view name, std::string_view zone_id,
+  Result<std::vector<CharacterSummary>> Characters(std::string_view ticket) override;
+  Status CreateCharacter(std::string_view ticket, std::string_view name, std::string_view zone_id,
                          std::string_view room_id) override;
-  Result<CharacterClaim> ClaimCharacter(int64_t account_id, std::string_view name) override;
+  Result<CharacterClaim> ClaimCharacter(std::string_view ticket, std::string_view name,
+                                        std::string_view gate_id) override;
+  Result<CharacterClaim> RenewAssertion(std::string_view ticket,
+                                        std::string_view assertion) override;
   Status ChangePassword(std::string_view character_name, std::string_view old_password,
                         std::string_view new_password) override;
 

@@ -16,17 +16,27 @@
 
 namespace telos::auth {
 
+// "This account may play this character through this gate until then": what a world admits a
+// character on. It is a bearer token, so it is bound to the gate it was issued for (a world
+// refuses it on another gate's stream) and short-lived (the gate renews it while the session
+// lives); the nonce names the session, and a world refuses a second session presenting it.
 struct Assertion {
   int64_t account_id = 0;
   std::string character;  // display name
   int64_t expires_unix_ms = 0;
-  std::string nonce;  // per session, random
+  std::string nonce;    // per session, random
+  std::string gate_id;  // the gate it was issued for
 };
 
-// Issues an assertion valid for `ttl_ms` from the clock's wall time, with a fresh random nonce.
-// Returns the serialized SignedBlob.
+// Issues an assertion for `gate_id` valid for `ttl_ms` from the clock's wall time, with a fresh
+// random nonce. Returns the serialized SignedBlob.
 std::string IssueAssertion(const SigningKey& key, int64_t account_id, const std::string& character,
-                           int64_t ttl_ms, const Clock& clock);
+                           const std::string& gate_id, int64_t ttl_ms, const Clock& clock);
+// The same session's assertion again (account, character, nonce and gate of `current`), valid
+// for `ttl_ms` from now. The caller has verified `current`.
+std::string RenewAssertion(const SigningKey& key, const Assertion& current, int64_t ttl_ms,
+                           const Clock& clock);
+// Every failure is PermissionDenied; an assertion without a gate id is "malformed".
 Result<Assertion> VerifyAssertion(const KeyRing& keys, const std::string& signed_blob,
                                   const Clock& clock);
 

@@ -277,6 +277,30 @@ inline constexpr int kBotQuitAttemptsMax = 20;
 inline constexpr size_t kHttpGetBodyBytesMax = 16 * 1024 * 1024;
 inline constexpr size_t kBotWebSocketFrameBytesMax = 1024 * 1024;  // the web client's own bound
 
+// --- Login tickets and assertion lifetimes (src/account, src/gate, src/shard; issue 23 items 2
+// and 3). A login ticket is the account service's proof that a player authenticated through it:
+// Authenticate and CreateAccount hand one out, and every call that names an account's
+// characters takes the account from it. It lives kLoginTicketIdleMs from its last use (a
+// claim or a renewal), so an idle login screen loses it and a playing session, which renews
+// every half assertion lifetime, keeps it.
+inline constexpr int64_t kLoginTicketIdleMs = 10 * 60 * 1000;
+// Tickets held at once by one account service (logins in progress and sessions playing); past
+// it the least recently used is forgotten, and its session can no longer renew.
+inline constexpr size_t kLoginTicketsMax = 200'000;
+inline constexpr size_t kLoginTicketRandomBytes = 32;
+inline constexpr size_t kLoginTicketBytesMax = 2 * kLoginTicketRandomBytes;  // hex on the wire
+// A login assertion is a bearer token for one character through one gate: it is short-lived and
+// the gate renews it while the session lives (TELOS_ASSERTION_TTL_MS within these bounds).
+inline constexpr int64_t kAssertionTtlMsDefault = 5 * 60 * 1000;
+inline constexpr int64_t kAssertionTtlMsMin = 60 * 1000;
+inline constexpr int64_t kAssertionTtlMsMax = 15 * 60 * 1000;
+// How often a gate looks for assertions past half their lifetime (and retries failed renewals).
+inline constexpr int64_t kAssertionRenewSweepMs = 10 * 1000;
+static_assert(kLoginTicketIdleMs > kAssertionTtlMsMax / 2 + 2 * kAssertionRenewSweepMs,
+              "a renewing session must use its ticket before the ticket lapses");
+static_assert(kAssertionRenewSweepMs * 2 < kAssertionTtlMsMin / 2,
+              "a failed renewal must be retried before the assertion lapses");
+
 // --- HTTP routes that block (HttpServer::HandleBlocking: /api/cluster reads Redis)
 // Requests of such routes running on the blocking pool at once, per server; more get 503 "busy"
 // at once, so a scraper hammering the admin port cannot take the pool from logins and saves.

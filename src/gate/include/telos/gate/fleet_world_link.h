@@ -79,6 +79,8 @@ class FleetWorldLink final : public WorldLink {
   void Remove(const std::string& name_key, std::function<void()> done) override;
   std::vector<world::WhoEntry> Who() const override;
   size_t online_count() const override;
+  const std::string& gate_id() const override { return options_.gate_id; }
+  void UpdateAssertion(const std::string& name_key, std::string assertion) override;
 
   // Closes every stream and waits (bounded) until gRPC has finished them (shutdown). Sessions
   // are dropped without output.

@@ -12,6 +12,10 @@
 // on a blocking pool; timers run on `io`. Session state is guarded per session by a small
 // mutex because its events arrive from the transport strand, the pool and timers.
 //
+// The login dialogue keeps the account service's login ticket (the account is never named by
+// id), and each character in play keeps the ticket that claimed it and its current assertion:
+// assertions are short-lived, so the gate renews them while the character is in the world.
+//
 // Lifecycle: construct, hand TerminalFactory() to the transports, ... BeginShutdown() tells
 // every player and refuses new logins; the owner then stops the world and the transports.
 #pragma once
@@ -44,6 +48,9 @@ struct GateOptions {
   int64_t login_timeout_ms = limits::kLoginTimeoutMs;
   int64_t link_dead_ms = limits::kLinkDeadMs;
   int login_attempts_per_connection = 3;
+  // How often the gate renews the login assertions past half their life (0: never by itself;
+  // tests call RenewDueAssertions).
+  int64_t assertion_renew_sweep_ms = limits::kAssertionRenewSweepMs;
 };
 
 class PlayerBinding;
@@ -51,8 +58,10 @@ class GateSession;
 
 class Gate {
  public:
-  // `accounts` must hand out assertions (AssertingAccountDesk, RemoteAccountDesk): the world
-  // behind `link` admits a character only on one, and claims and persists it itself.
+  // `accounts` must hand out assertions (LocalAccountDesk, RemoteAccountDesk): the world
+  // behind `link` admits a character only on one, and claims and persists it itself. Claims
+  // name `link.gate_id()`, the gate id the link says hello with, because a world admits an
+  // assertion only from the gate it was issued for.
   Gate(GateOptions options, boost::asio::io_context& io, BlockingRunner blocking,
        account::AccountDesk& accounts, WorldLink& link, const Clock& clock, Logger& log,
        Metrics& metrics);
@@ -67,6 +76,13 @@ class Gate {
 
   size_t sessions() const;
   size_t link_dead() const;
+
+  // Renews, through the account service, the assertion of every character in the world (link-
+  // dead ones too) past half its life, and hands each fresh one to the link, which presents it
+  // whenever it routes the session afresh. The sweep timer calls it every
+  // assertion_renew_sweep_ms; a failed renewal is tried again on the next sweep, unless the
+  // account service refused it (the session then plays on with the assertion it has).
+  void RenewDueAssertions();
 
   struct Shared;
 

@@ -37,6 +37,12 @@ class WorldLink {
   // Takes a character out of the world without a quit command (its connection is gone for
   // good); it is saved on the way out. `done` runs once it is out (on any thread).
   virtual void Remove(const std::string& name_key, std::function<void()> done) = 0;
+  // The gate id this link names itself by to worlds (the Play stream's Hello): the gate id its
+  // assertions must be issued for.
+  virtual const std::string& gate_id() const = 0;
+  // A renewed assertion for the character's session (same nonce): presented from now on
+  // whenever the session is attached afresh. No-op when the character is not online here.
+  virtual void UpdateAssertion(const std::string& name_key, std::string assertion) = 0;
   // Everyone online, sorted by name.
   virtual std::vector<world::WhoEntry> Who() const = 0;
   virtual size_t online_count() const = 0;

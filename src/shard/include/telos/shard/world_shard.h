@@ -20,8 +20,14 @@
 // the player's socket never closes. Every residency is registered in the directory (through
 // PlacementWriter) and every quit writes the fenced tombstone.
 //
-// When a gate's stream ends, its characters stay in the world link-dead for `link_dead_ms`; any
-// gate may re-attach them with the assertion in that time. A character is bound to one
+// An assertion is admitted only on the stream of the gate it was issued for (its gate id is the
+// stream's Hello), and only once per session: an assertion whose session is attached here on a
+// live stream under another (stream, session) is a replay and is refused; the same session
+// attaching again (after its stream was lost, or retrying) resumes. Assertions are short-lived;
+// the gate renews them (same nonce) and presents the fresh one when it re-attaches.
+//
+// When a gate's stream ends, its characters stay in the world link-dead for `link_dead_ms`; the
+// gate may re-attach them with a valid assertion in that time. A character is bound to one
 // (stream, session) at a time: attaching it anywhere unbinds it from where it was, so input
 // sent there no longer reaches it.
 //
@@ -184,7 +190,10 @@ class WorldShard final : public world::FleetHooks,
   struct ResidentEntry {
     std::string display_name;
     int64_t account_id = 0;
-    std::string nonce;
+    std::string nonce;  // the placement record's (the session that first made it resident)
+    // The session bound now (its assertion's nonce): an attach presenting it from another
+    // (stream, session) while that one is live is a replay and is refused.
+    std::string session_nonce;
     uint64_t placement_epoch = 0;
     std::string assertion;
     std::string zone;
