@@ -1,7 +1,6 @@
 // Signed documents across a key rotation: every SignedBlob names its key, a verifier holding the
 // current and the previous key accepts both and nothing else, and a changed key id cannot make
-// a document pass. Assertions and snapshots are sealed and opened by the same code
-// (documents.cc, Seal and Open); these cases use snapshots.
+// a document pass.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -25,21 +24,22 @@ void ExpectDenied(const Status& status, const std::string& reason) {
   EXPECT_EQ(status.message(), reason);
 }
 
+HandoffSnapshot Snapshot(const Clock& clock) {
+  HandoffSnapshot s;
+  s.character = "Aria";
+  s.account_id = 42;
+  s.zone = "town";
+  s.expires_unix_ms = WallMs(clock) + 5'000;
+  return s;
+}
+
 // Three generations of one key: `oldest` was retired by the rotation to `previous`, which the
 // rotation to `current` retired in turn. Verifiers after the second rotation hold the ring
 // {current, previous}.
 class KeyRotation : public testing::Test {
  protected:
-  std::string Sign(const SigningKey& key) const {
-    HandoffSnapshot s;
-    s.character = "Aria";
-    s.account_id = 42;
-    s.zone = "town";
-    s.expires_unix_ms = WallMs(clock_) + 5'000;
-    return SignSnapshot(key, s);
-  }
-  Status Verify(const KeyRing& ring, const std::string& blob) const {
-    return VerifySnapshot(ring, blob, clock_).status();
+  std::string Assert(const SigningKey& key) {
+    return IssueAssertion(key, 42, "Aria", "gate-1", 60'000, clock_);
   }
   static std::string WithKeyId(const std::string& blob, const std::string& key_id) {
     v1::SignedBlob parsed;
@@ -47,9 +47,9 @@ class KeyRotation : public testing::Test {
     parsed.set_key_id(key_id);
     return parsed.SerializeAsString();
   }
-  std::string Unknown(const SigningKey& key) const {
-    return "snapshot: unknown key id " + key.id() + " (this verifier holds " + current_.id() +
-           ", " + previous_.id() + ")";
+  std::string Unknown(const std::string& what, const SigningKey& key) const {
+    return what + ": unknown key id " + key.id() + " (this verifier holds " + current_.id() + ", " +
+           previous_.id() + ")";
   }
 
   const SigningKey oldest_ = SigningKey::Generate();
@@ -60,14 +60,20 @@ class KeyRotation : public testing::Test {
 };
 
 TEST_F(KeyRotation, EverySignedBlobNamesItsSigningKey) {
-  v1::SignedBlob blob;
-  ASSERT_TRUE(blob.ParseFromString(Sign(previous_)));
-  EXPECT_EQ(blob.key_id(), previous_.id());
+  v1::SignedBlob assertion;
+  ASSERT_TRUE(assertion.ParseFromString(Assert(current_)));
+  EXPECT_EQ(assertion.key_id(), current_.id());
+  v1::SignedBlob snapshot;
+  ASSERT_TRUE(snapshot.ParseFromString(SignSnapshot(previous_, Snapshot(clock_))));
+  EXPECT_EQ(snapshot.key_id(), previous_.id());
 }
 
 TEST_F(KeyRotation, TheCurrentAndThePreviousKeyAreBothAccepted) {
   for (const SigningKey* key : {&current_, &previous_}) {
-    auto snapshot = VerifySnapshot(ring_, Sign(*key), clock_);
+    auto assertion = VerifyAssertion(ring_, Assert(*key), clock_);
+    ASSERT_TRUE(assertion.ok()) << assertion.status().ToString();
+    EXPECT_EQ(assertion->character, "Aria");
+    auto snapshot = VerifySnapshot(ring_, SignSnapshot(*key, Snapshot(clock_)), clock_);
     ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
     EXPECT_EQ(snapshot->zone, "town");
   }
@@ -75,33 +81,49 @@ TEST_F(KeyRotation, TheCurrentAndThePreviousKeyAreBothAccepted) {
 
 TEST_F(KeyRotation, AnUnknownKeyIdIsRefusedNamingItAndTheKeysHeld) {
   const SigningKey stranger = SigningKey::Generate();
-  ExpectDenied(Verify(ring_, Sign(stranger)), Unknown(stranger));
+  ExpectDenied(VerifyAssertion(ring_, Assert(stranger), clock_).status(),
+               Unknown("assertion", stranger));
+  ExpectDenied(VerifySnapshot(ring_, SignSnapshot(stranger, Snapshot(clock_)), clock_).status(),
+               Unknown("snapshot", stranger));
 }
 
 TEST_F(KeyRotation, AKeyTwoRotationsOldIsRefused) {
   // It was the previous key one rotation ago...
   const KeyRing before{previous_.verify_key(), oldest_.verify_key()};
-  ASSERT_TRUE(Verify(before, Sign(oldest_)).ok());
+  ASSERT_TRUE(VerifyAssertion(before, Assert(oldest_), clock_).ok());
   // ...and is gone from the ring after the next one.
-  ExpectDenied(Verify(ring_, Sign(oldest_)), Unknown(oldest_));
+  ExpectDenied(VerifyAssertion(ring_, Assert(oldest_), clock_).status(),
+               Unknown("assertion", oldest_));
+  ExpectDenied(VerifySnapshot(ring_, SignSnapshot(oldest_, Snapshot(clock_)), clock_).status(),
+               Unknown("snapshot", oldest_));
 }
 
 TEST_F(KeyRotation, ATamperedKeyIdIsRefused) {
-  const std::string by_previous = Sign(previous_);
+  const std::string by_previous = Assert(previous_);
   // Pointing at the other key of the ring only makes the signature check fail under that key.
-  ExpectDenied(Verify(ring_, WithKeyId(by_previous, current_.id())), "snapshot: bad signature");
-  ExpectDenied(Verify(ring_, WithKeyId(Sign(current_), previous_.id())), "snapshot: bad signature");
+  ExpectDenied(VerifyAssertion(ring_, WithKeyId(by_previous, current_.id()), clock_).status(),
+               "assertion: bad signature");
+  ExpectDenied(VerifyAssertion(ring_, WithKeyId(Assert(current_), previous_.id()), clock_).status(),
+               "assertion: bad signature");
   // An id the ring does not hold, and ids that are not ids at all.
   const SigningKey stranger = SigningKey::Generate();
-  ExpectDenied(Verify(ring_, WithKeyId(by_previous, stranger.id())), Unknown(stranger));
+  ExpectDenied(VerifyAssertion(ring_, WithKeyId(by_previous, stranger.id()), clock_).status(),
+               Unknown("assertion", stranger));
   for (const std::string& bad : {std::string("zz"), previous_.id() + "0", previous_.id().substr(1),
                                  std::string(kKeyIdChars, 'Z'), std::string("ABCDEF0123456789"),
                                  std::string(1000, 'a'), std::string("0123456789abcde\n")}) {
-    ExpectDenied(Verify(ring_, WithKeyId(by_previous, bad)), "snapshot: malformed key id");
+    ExpectDenied(VerifyAssertion(ring_, WithKeyId(by_previous, bad), clock_).status(),
+                 "assertion: malformed key id");
   }
   // Removing the id does not fall back to trying a key: an unnamed blob is refused.
-  ExpectDenied(Verify(ring_, WithKeyId(by_previous, "")), "snapshot: no key id");
-  ExpectDenied(Verify(ring_, WithKeyId(Sign(current_), "")), "snapshot: no key id");
+  ExpectDenied(VerifyAssertion(ring_, WithKeyId(by_previous, ""), clock_).status(),
+               "assertion: no key id");
+  ExpectDenied(VerifyAssertion(ring_, WithKeyId(Assert(current_), ""), clock_).status(),
+               "assertion: no key id");
+  ExpectDenied(
+      VerifySnapshot(ring_, WithKeyId(SignSnapshot(current_, Snapshot(clock_)), ""), clock_)
+          .status(),
+      "snapshot: no key id");
 }
 
 }  // namespace
