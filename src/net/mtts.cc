@@ -50,6 +50,13 @@ bool TerminalTypeCycle::may_send() const {
 
 bool TerminalTypeCycle::OnAnswer(std::string_view answer) {
   if (done_) return false;
+  // We ask at most kTerminalTypeRoundsMax times, so more answers than that were never asked
+  // for: a client sending them unasked would otherwise grow `answers_` (and the repeat search
+  // over it) without bound.
+  if (answers_.size() >= limits::kTerminalTypeRoundsMax) {
+    done_ = true;
+    return false;
+  }
   // A repeat ends the cycle: a plain client repeats at once, an MTTS client after its bits,
   // and a client that cycles through a list has come round again.
   if (std::find(answers_.begin(), answers_.end(), answer) != answers_.end()) {

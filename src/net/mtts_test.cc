@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "telos/base/limits.h"
 
 namespace telos::net {
@@ -57,6 +59,20 @@ TEST(MttsTest, AClientThatNeverRepeatsIsAskedABoundedNumberOfTimes) {
     ++sends;
   }
   EXPECT_EQ(sends, limits::kTerminalTypeRoundsMax);
+}
+
+TEST(MttsTest, AnswersPastTheBoundAreIgnored) {
+  // A client may send TTYPE IS without being asked: once it has given as many answers as we
+  // would ever ask for, the rest change nothing (and are not kept).
+  TerminalTypeCycle cycle;
+  for (size_t i = 0; i < limits::kTerminalTypeRoundsMax; ++i) {
+    (void)cycle.OnAnswer("TYPE" + std::to_string(i));
+  }
+  for (int i = 0; i < 100; ++i) EXPECT_FALSE(cycle.OnAnswer("UNASKED" + std::to_string(i)));
+  EXPECT_FALSE(cycle.OnAnswer("MTTS 137"));
+  EXPECT_FALSE(cycle.capabilities().mtts);
+  EXPECT_EQ(cycle.capabilities().terminal_type, "TYPE1");
+  EXPECT_FALSE(cycle.may_send());
 }
 
 TEST(MttsTest, DepthFromBitsThenNames) {

@@ -5,7 +5,8 @@
 // ("XTERM-256COLOR") and "MTTS <bits>", then repeat the last answer. A plain client repeats its
 // one terminal type at once. TerminalTypeCycle follows the answers, says whether to ask again
 // (never after a repeat, after MTTS, or after limits::kTerminalTypeRoundsMax answers, so a
-// client cannot keep us asking), and keeps what they said.
+// client cannot keep us asking), and keeps what they said. Answers past that many are ignored,
+// asked for or not, so a client sending TTYPE IS unasked holds no more memory.
 //
 // Thread safety: a TerminalTypeCycle belongs to one connection; the free functions are pure.
 #pragma once
