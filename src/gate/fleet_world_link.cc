@@ -59,42 +59,44 @@ class GrpcShardStream final
     StartCall();
     telos::v1::GateFrame hello;
     hello.mutable_hello()->set_gate_id(gate_id);
-    std::unique_lock lock(mu_);
-    begun_ = true;
-    if (closed_) return;
-    queue_.push_front(std::move(hello));
-    writing_ = true;
-    current_ = std::move(queue_.front());
-    queue_.pop_front();
-    lock.unlock();
+    {
+      MutexLock lock(mu_);
+      begun_ = true;
+      if (closed_) return;
+      queue_.push_front(std::move(hello));
+      writing_ = true;
+      current_ = std::move(queue_.front());
+      queue_.pop_front();
+    }
     StartWrite(&current_);
   }
 
-  bool Write(telos::v1::GateFrame frame) override {
-    std::unique_lock lock(mu_);
-    if (closed_) return false;
-    queue_.push_back(std::move(frame));
-    if (!begun_ || writing_) return true;
-    writing_ = true;
-    current_ = std::move(queue_.front());
-    queue_.pop_front();
-    lock.unlock();
+  bool Write(telos::v1::GateFrame frame) override EXCLUDES(mu_) {
+    {
+      MutexLock lock(mu_);
+      if (closed_) return false;
+      queue_.push_back(std::move(frame));
+      if (!begun_ || writing_) return true;
+      writing_ = true;
+      current_ = std::move(queue_.front());
+      queue_.pop_front();
+    }
     StartWrite(&current_);
     return true;
   }
 
-  bool alive() const override {
-    std::lock_guard lock(mu_);
+  bool alive() const override EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     return !closed_;
   }
 
   void Cancel() override { context_.TryCancel(); }
 
-  void OnReadDone(bool ok) override {
+  void OnReadDone(bool ok) override EXCLUDES(mu_) {
     if (!ok) {
       bool release = false;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         if (!closed_) {
           closed_ = true;
           release = !writing_;
@@ -109,29 +111,33 @@ class GrpcShardStream final
     StartRead(&in_);
   }
 
-  void OnWriteDone(bool ok) override {
-    std::unique_lock lock(mu_);
-    if (!ok) closed_ = true;
-    if (closed_ || queue_.empty()) {
-      writing_ = false;
-      if (closed_ && !released_) {
-        released_ = true;
-        queue_.clear();
-        lock.unlock();
-        // The read side fails too and finds the hold gone; OnDone follows.
-        RemoveHold();
+  void OnWriteDone(bool ok) override EXCLUDES(mu_) {
+    bool release = false;
+    bool next = false;
+    {
+      MutexLock lock(mu_);
+      if (!ok) closed_ = true;
+      if (closed_ || queue_.empty()) {
+        writing_ = false;
+        if (closed_ && !released_) {
+          released_ = true;
+          queue_.clear();
+          release = true;
+        }
+      } else {
+        current_ = std::move(queue_.front());
+        queue_.pop_front();
+        next = true;
       }
-      return;
     }
-    current_ = std::move(queue_.front());
-    queue_.pop_front();
-    lock.unlock();
-    StartWrite(&current_);
+    // The read side fails too and finds the hold gone; OnDone follows.
+    if (release) RemoveHold();
+    if (next) StartWrite(&current_);
   }
 
-  void OnDone(const grpc::Status&) override {
+  void OnDone(const grpc::Status&) override EXCLUDES(mu_) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       closed_ = true;
     }
     auto self = std::move(self_);
@@ -144,14 +150,15 @@ class GrpcShardStream final
   telos::v1::World::Stub& stub_;
   grpc::ClientContext context_;
   telos::v1::ShardFrame in_;
-  mutable std::mutex mu_;
-  std::deque<telos::v1::GateFrame> queue_;  // guarded by mu_
-  telos::v1::GateFrame current_;            // touched by the writer only
-  bool begun_ = false;                      // guarded by mu_; the call is bound (Begin)
-  bool writing_ = false;                    // guarded by mu_
-  bool closed_ = false;                     // guarded by mu_
-  bool released_ = false;                   // guarded by mu_
-  std::shared_ptr<GrpcShardStream> self_;   // alive until OnDone
+  // After the link's lock in the link's lock order, and a leaf (fleet_world_link.h).
+  mutable Mutex mu_{lock_rank::kShardStream};
+  std::deque<telos::v1::GateFrame> queue_ GUARDED_BY(mu_);
+  telos::v1::GateFrame current_;        // touched by the writer only
+  bool begun_ GUARDED_BY(mu_) = false;  // the call is bound (Begin)
+  bool writing_ GUARDED_BY(mu_) = false;
+  bool closed_ GUARDED_BY(mu_) = false;
+  bool released_ GUARDED_BY(mu_) = false;
+  std::shared_ptr<GrpcShardStream> self_;  // alive until OnDone
 };
 
 // The gate's end of an in-process Play stream (telos/rpc/in_process_play.h): frames to the
@@ -169,11 +176,11 @@ class InProcessShardStream final : public ShardStream,
 
   const std::string& endpoint() const override { return endpoint_; }
 
-  void Begin(const std::string& gate_id) override {
+  void Begin(const std::string& gate_id) override EXCLUDES(mu_) {
     std::shared_ptr<rpc::PlayShardEnd> end = shard_.OpenPlay(shared_from_this());
     telos::v1::GateFrame hello;
     hello.mutable_hello()->set_gate_id(gate_id);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     shard_end_ = std::move(end);
     begun_ = true;
     PostLocked(std::move(hello));
@@ -184,8 +191,8 @@ class InProcessShardStream final : public ShardStream,
     if (cancelled_) PostGoneLocked();
   }
 
-  bool Write(telos::v1::GateFrame frame) override {
-    std::lock_guard lock(mu_);
+  bool Write(telos::v1::GateFrame frame) override EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     if (closed_) return false;
     if (!begun_) {
       queue_.push_back(std::move(frame));
@@ -195,13 +202,13 @@ class InProcessShardStream final : public ShardStream,
     return true;
   }
 
-  bool alive() const override {
-    std::lock_guard lock(mu_);
+  bool alive() const override EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     return !closed_;
   }
 
-  void Cancel() override {
-    std::lock_guard lock(mu_);
+  void Cancel() override EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     if (closed_ || cancelled_) return;
     cancelled_ = true;
     if (begun_) PostGoneLocked();  // else Begin() does it
@@ -211,9 +218,9 @@ class InProcessShardStream final : public ShardStream,
   void OnShardFrame(telos::v1::ShardFrame& frame) override {
     link_.OnShardFrame(shared_from_this(), frame);
   }
-  void OnShardGone() override {
+  void OnShardGone() override EXCLUDES(mu_) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       closed_ = true;
       shard_end_.reset();
       queue_.clear();
@@ -223,18 +230,19 @@ class InProcessShardStream final : public ShardStream,
 
  private:
   // Frames posted in order on the strand; one posted after the shard's end is gone is dropped.
-  void PostLocked(telos::v1::GateFrame frame) {
+  // Under the lock, so that two writers' frames reach the strand in the order they were taken.
+  void PostLocked(telos::v1::GateFrame frame) REQUIRES(mu_) {
     asio::post(strand_, [self = shared_from_this(), frame = std::move(frame)] {
       if (auto end = self->ShardEnd()) end->OnGateFrame(frame);
     });
   }
-  void PostGoneLocked() {
+  void PostGoneLocked() REQUIRES(mu_) {
     asio::post(strand_, [self = shared_from_this()] {
       if (auto end = self->ShardEnd()) end->OnGateGone();
     });
   }
-  std::shared_ptr<rpc::PlayShardEnd> ShardEnd() {
-    std::lock_guard lock(mu_);
+  std::shared_ptr<rpc::PlayShardEnd> ShardEnd() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     return shard_end_;
   }
 
@@ -242,12 +250,13 @@ class InProcessShardStream final : public ShardStream,
   const std::string endpoint_;
   rpc::InProcessPlay& shard_;
   asio::strand<asio::io_context::executor_type> strand_;
-  mutable std::mutex mu_;
-  std::shared_ptr<rpc::PlayShardEnd> shard_end_;  // guarded by mu_; reset at OnShardGone
-  std::deque<telos::v1::GateFrame> queue_;        // guarded by mu_; written before Begin
-  bool begun_ = false;                            // guarded by mu_
-  bool cancelled_ = false;                        // guarded by mu_
-  bool closed_ = false;                           // guarded by mu_
+  // After the link's lock in the link's lock order, and a leaf (fleet_world_link.h).
+  mutable Mutex mu_{lock_rank::kShardStream};
+  std::shared_ptr<rpc::PlayShardEnd> shard_end_ GUARDED_BY(mu_);  // reset at OnShardGone
+  std::deque<telos::v1::GateFrame> queue_ GUARDED_BY(mu_);        // written before Begin
+  bool begun_ GUARDED_BY(mu_) = false;
+  bool cancelled_ GUARDED_BY(mu_) = false;
+  bool closed_ GUARDED_BY(mu_) = false;
 };
 
 world::PlayerOutput Lines(std::vector<std::string> lines, bool disconnect = false) {
@@ -289,7 +298,7 @@ FleetWorldLink::~FleetWorldLink() {
 void FleetWorldLink::Stop() {
   std::map<std::string, std::shared_ptr<ShardStream>> streams;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopped_) return;
     stopped_ = true;
     streams = streams_;
@@ -301,20 +310,23 @@ void FleetWorldLink::Stop() {
   in_flight_->Close();
   for (auto& [endpoint, stream] : streams) stream->Cancel();
   // gRPC finishes cancelled streams on its own threads: wait, so none outlives the link.
-  std::unique_lock lock(mu_);
-  if (!streams_done_.wait_for(lock, std::chrono::seconds(5), [&] { return live_streams_ == 0; })) {
+  MutexLock lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (live_streams_ != 0 && streams_done_.WaitUntil(mu_, deadline)) {
+  }
+  if (live_streams_ != 0) {
     log_.Error("shard streams did not end in time",
                {{"streams", static_cast<int64_t>(live_streams_)}});
   }
 }
 
 void FleetWorldLink::AddInProcessShard(const std::string& endpoint, rpc::InProcessPlay& shard) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   in_process_[endpoint] = &shard;
 }
 
 std::vector<std::string> FleetWorldLink::ConnectedShards() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> out;
   for (const auto& [endpoint, stream] : streams_) {
     if (stream->alive()) out.push_back(endpoint);
@@ -328,7 +340,7 @@ Status FleetWorldLink::Enter(EnterRequest request, std::shared_ptr<world::Player
   }
   uint64_t id = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopped_) return Status::Cancelled("gate stopping");
     if (by_name_.count(request.name_key) != 0) {
       return Status::AlreadyExists(request.display_name + " is already in the world");
@@ -348,7 +360,7 @@ Status FleetWorldLink::Enter(EnterRequest request, std::shared_ptr<world::Player
 }
 
 void FleetWorldLink::UpdateAssertion(const std::string& name_key, std::string assertion) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto by_name = by_name_.find(name_key);
   if (by_name == by_name_.end()) return;
   if (auto it = sessions_.find(by_name->second); it != sessions_.end()) {
@@ -362,7 +374,7 @@ void FleetWorldLink::OnBlocking(void (FleetWorldLink::*step)(uint64_t), uint64_t
 
 Result<std::vector<directory::ShardInfo>> FleetWorldLink::LiveShards() {
   auto shards = directory_.ListShards();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (shards.ok()) {
     last_shards_ = *shards;
     return shards;
@@ -373,7 +385,7 @@ Result<std::vector<directory::ShardInfo>> FleetWorldLink::LiveShards() {
 
 Result<std::optional<directory::ZoneOwner>> FleetWorldLink::OwnerOf(const std::string& zone) {
   auto owner = directory_.OwnerOfZone(zone);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (owner.ok()) {
     if (*owner) {
       last_owners_[zone] = **owner;
@@ -403,7 +415,7 @@ void FleetWorldLink::Route(uint64_t id) {
   std::string zone;
   bool lobby_fallback = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = sessions_.find(id);
     if (it == sessions_.end()) return;
     name_key = it->second.name_key;
@@ -417,7 +429,7 @@ void FleetWorldLink::Route(uint64_t id) {
     // Unreadable: a lobby shard takes the session and names the character's zone if it is
     // hosted elsewhere.
     auto placement = directory_.LookupPlacement(name_key);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (placement.ok() && *placement) {
       zone = (*placement)->zone;
       resident_shard = (*placement)->shard;
@@ -445,7 +457,7 @@ void FleetWorldLink::Route(uint64_t id) {
   auto stream = StreamTo(endpoint);
   telos::v1::GateFrame frame;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = sessions_.find(id);
     if (it == sessions_.end() || !stream) return;
     it->second.stream = stream;
@@ -462,7 +474,7 @@ void FleetWorldLink::RetryRouteLater(uint64_t id) {
   std::shared_ptr<world::PlayerSink> tell;
   bool give_up = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = sessions_.find(id);
     if (it == sessions_.end()) return;
     Session& session = it->second;
@@ -495,7 +507,7 @@ void FleetWorldLink::Fail(uint64_t id, const std::string& message) {
   std::shared_ptr<world::PlayerSink> sink;
   std::function<void()> remove_done;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = sessions_.find(id);
     if (it == sessions_.end()) return;
     sink = std::move(it->second.sink);
@@ -512,7 +524,7 @@ void FleetWorldLink::Fail(uint64_t id, const std::string& message) {
 std::shared_ptr<ShardStream> FleetWorldLink::StreamTo(const std::string& endpoint) {
   std::shared_ptr<ShardStream> stream;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopped_) return nullptr;
     auto it = streams_.find(endpoint);
     if (it != streams_.end() && it->second->alive()) return it->second;
@@ -535,7 +547,7 @@ Status FleetWorldLink::Input(const std::string& name_key, std::string line) {
   std::shared_ptr<ShardStream> stream;
   telos::v1::GateFrame frame;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = by_name_.find(name_key);
     if (it == by_name_.end()) return Status::NotFound(name_key + " is not online");
     Session& session = sessions_[it->second];
@@ -558,7 +570,7 @@ void FleetWorldLink::Remove(const std::string& name_key, std::function<void()> d
   std::shared_ptr<ShardStream> stream;
   telos::v1::GateFrame frame;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = by_name_.find(name_key);
     if (it == by_name_.end()) {
       // Not ours any more.
@@ -577,7 +589,7 @@ void FleetWorldLink::Remove(const std::string& name_key, std::function<void()> d
   }
   if (stream) {
     if (stream->Write(std::move(frame))) return;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = by_name_.find(name_key);
     if (it != by_name_.end()) {
       done = std::move(sessions_[it->second].remove_done);
@@ -589,7 +601,7 @@ void FleetWorldLink::Remove(const std::string& name_key, std::function<void()> d
 }
 
 std::vector<world::WhoEntry> FleetWorldLink::Who() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<world::WhoEntry> who;
   for (const auto& [key, id] : by_name_) {
     auto it = sessions_.find(id);
@@ -599,7 +611,7 @@ std::vector<world::WhoEntry> FleetWorldLink::Who() const {
 }
 
 size_t FleetWorldLink::online_count() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return sessions_.size();
 }
 
@@ -611,7 +623,7 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
     if (attached.code() == 0) {
       std::vector<std::string> queued;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         auto it = sessions_.find(id);
         if (it == sessions_.end() || it->second.stream != stream) continue;
         it->second.state = State::kAttached;
@@ -633,7 +645,7 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
     const auto code = static_cast<StatusCode>(attached.code());
     bool reroute = false;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       auto it = sessions_.find(id);
       // A refusal from a shard this session has since left (an older attempt answering late)
       // says nothing about where it is now.
@@ -672,7 +684,7 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
   std::vector<std::pair<std::shared_ptr<world::PlayerSink>, telos::v1::Output*>> deliveries;
   deliveries.reserve(static_cast<size_t>(frame.outputs_size()));
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (auto& output : *frame.mutable_outputs()) {
       auto it = sessions_.find(output.session());
       if (it == sessions_.end()) continue;
@@ -708,7 +720,7 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
     if (redirect.endpoint().empty()) {
       // The shard stopped hosting the zone: find its next owner.
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         auto it = sessions_.find(id);
         if (it == sessions_.end()) continue;
         it->second.stream.reset();
@@ -723,7 +735,7 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
     auto target = StreamTo(redirect.endpoint());
     telos::v1::GateFrame attach;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       auto it = sessions_.find(id);
       if (it == sessions_.end() || !target) continue;
       it->second.stream = target;
@@ -742,7 +754,7 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
   for (const auto& removed : frame.removed()) {
     std::function<void()> done;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       auto it = sessions_.find(removed.session());
       if (it == sessions_.end()) continue;
       done = std::move(it->second.remove_done);
@@ -757,11 +769,11 @@ void FleetWorldLink::OnStreamDone(const std::shared_ptr<ShardStream>& stream) {
   std::vector<uint64_t> reroute;
   std::vector<std::function<void()>> removed;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = streams_.find(stream->endpoint());
     if (it != streams_.end() && it->second == stream) streams_.erase(it);
     --live_streams_;
-    streams_done_.notify_all();
+    streams_done_.NotifyAll();
     if (stopped_) return;
     for (auto s = sessions_.begin(); s != sessions_.end();) {
       Session& session = s->second;

@@ -9,6 +9,7 @@
 
 #include "telos/account/names.h"
 #include "telos/base/assert.h"
+#include "telos/base/mutex.h"
 #include "telos/net/text.h"
 #include "telos/world/names.h"
 
@@ -65,19 +66,19 @@ struct Gate::Shared {
                                                "or could not answer")),
         renew_timer(io_in) {}
 
-  // O(1): called on every login, quit and hang-up, so it must not walk the bindings.
-  void UpdateGauges();  // REQUIRES: mu held
+  // Called on every login, quit and hang-up, so it must not walk the bindings.
+  void UpdateGauges() REQUIRES(mu);
   // Counts `binding` link-dead, or no longer; each is a no-op when already so.
-  void CountLinkDead(PlayerBinding& binding);  // REQUIRES: mu held
-  void CountResumed(PlayerBinding& binding);   // REQUIRES: mu held
+  void CountLinkDead(PlayerBinding& binding) REQUIRES(mu);
+  void CountResumed(PlayerBinding& binding) REQUIRES(mu);
   // The character left the world (quit, or removed after its link-dead grace).
-  void Departed(const std::string& name_key);
+  void Departed(const std::string& name_key) EXCLUDES(mu);
   // Asks the account service for a fresh assertion for every character past half its
   // assertion's life, and hands each to the link (Gate::RenewDueAssertions). The renewals run
   // on the blocking pool and hold `shared` until they finish.
-  static void RenewDueAssertions(const std::shared_ptr<Shared>& shared);
+  static void RenewDueAssertions(const std::shared_ptr<Shared>& shared) EXCLUDES(shared->mu);
   // Runs RenewDueAssertions every options.assertion_renew_sweep_ms while the gate lives.
-  static void ScheduleRenewSweep(const std::shared_ptr<Shared>& shared);
+  static void ScheduleRenewSweep(const std::shared_ptr<Shared>& shared) EXCLUDES(shared->renew_mu);
 
   const GateOptions options;
   asio::io_context& io;
@@ -93,16 +94,21 @@ struct Gate::Shared {
   prometheus::Counter& errors_total;
   prometheus::Counter& renewals_total;
   prometheus::Counter& renewal_failures_total;
-  std::mutex renew_mu;             // a tiny lock of its own: the sweep's timer, armed and cancelled
-  asio::steady_timer renew_timer;  // guarded by renew_mu
-  bool renew_stopped = false;      // guarded by renew_mu
+  // A tiny lock of its own, outside the gate's lock order: the sweep's timer, armed and
+  // cancelled, with nothing else locked while it is held.
+  Mutex renew_mu;
+  asio::steady_timer renew_timer GUARDED_BY(renew_mu);
+  bool renew_stopped GUARDED_BY(renew_mu) = false;
 
-  std::mutex mu;
-  std::map<std::string, std::shared_ptr<PlayerBinding>> bindings;  // guarded by mu; by name key
-  std::set<SessionCore*> sessions;                                 // guarded by mu
-  std::set<std::string> claiming;  // guarded by mu; name keys being claimed for play
-  size_t link_dead_count = 0;      // guarded by mu; bindings counted link-dead
-  bool shutting_down = false;      // guarded by mu
+  // The roster lock, second in the gate's lock order (gate.h): taken with a session's lock held
+  // or alone, and held while a binding's lock is taken, never the other way round.
+  Mutex mu{lock_rank::kGateRoster};
+  std::map<std::string, std::shared_ptr<PlayerBinding>> bindings GUARDED_BY(mu);  // by name key
+  std::set<SessionCore*> sessions GUARDED_BY(mu);
+  std::set<std::string> claiming GUARDED_BY(mu);  // name keys being claimed for play
+  // The bindings counted link-dead: each one is also in `bindings`, which keeps it alive.
+  std::set<const PlayerBinding*> link_dead GUARDED_BY(mu);
+  bool shutting_down GUARDED_BY(mu) = false;
 };
 
 // A character in the world and the session (if any) showing it. Output for a link-dead
@@ -128,15 +134,15 @@ class PlayerBinding final : public world::PlayerSink {
     int64_t issued_unix_ms = 0;   // by the gate's clock, when the assertion arrived
     int64_t expires_unix_ms = 0;  // as signed
   };
-  void SetRenewal(Renewal renewal) {
-    std::lock_guard lock(mu_);
+  void SetRenewal(Renewal renewal) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     renewal_ = std::move(renewal);
   }
   // The renewal to ask for if the assertion is past half its life at `now_unix_ms` and none is
   // in flight (and the account service has not refused this session for good); marks one in
   // flight.
-  std::optional<Renewal> TakeDueRenewal(int64_t now_unix_ms) {
-    std::lock_guard lock(mu_);
+  std::optional<Renewal> TakeDueRenewal(int64_t now_unix_ms) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     if (renewing_ || renewal_refused_ || renewal_.ticket.empty() || retiring_) return std::nullopt;
     const int64_t half_life = (renewal_.expires_unix_ms - renewal_.issued_unix_ms) / 2;
     if (now_unix_ms < renewal_.issued_unix_ms + half_life) return std::nullopt;
@@ -145,44 +151,52 @@ class PlayerBinding final : public world::PlayerSink {
   }
   // The renewal in flight ended: `renewed` is the fresh assertion, or null when it failed
   // (`for_good`: the ticket or the assertion was refused, so asking again cannot help).
-  void FinishRenewal(std::optional<Renewal> renewed, bool for_good) {
-    std::lock_guard lock(mu_);
+  void FinishRenewal(std::optional<Renewal> renewed, bool for_good) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     renewing_ = false;
     if (renewed) renewal_ = std::move(*renewed);
     if (!renewed && for_good) renewal_refused_ = true;
   }
 
-  void Deliver(world::PlayerOutput output) override;
+  void Deliver(world::PlayerOutput output) override EXCLUDES(mu_);
 
   // Binds `session`. False when the character is leaving the world; otherwise `previous` gets
   // the session it displaced, if any.
-  bool Attach(std::shared_ptr<SessionCore> session, std::shared_ptr<SessionCore>& previous) {
-    std::lock_guard lock(mu_);
+  bool Attach(std::shared_ptr<SessionCore> session, std::shared_ptr<SessionCore>& previous)
+      EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     if (retiring_) return false;
     link_dead_timer_.cancel();
+    ++grace_;  // a wait that completed before the cancel runs anyway: it must find itself void
     previous = std::move(session_);
     session_ = std::move(session);
     return true;
   }
   // Unbinds `session` if it is the bound one; true if the character is now link-dead.
-  bool Detach(const SessionCore* session) {
-    std::lock_guard lock(mu_);
+  bool Detach(const SessionCore* session) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     if (session_.get() != session) return false;
     session_.reset();
     return !retiring_;
   }
-  // Runs `expired` after `delay` unless a session attaches first.
-  void StartLinkDeadTimer(std::chrono::milliseconds delay, std::function<void()> expired) {
-    std::lock_guard lock(mu_);
+  // Runs `expired(grace)` after `delay`, `grace` naming this link-dead spell for
+  // BeginRetiring. cancel() cannot stop a wait that has already completed (its handler queued
+  // on `io`), so an attach also voids the grace, and so does the next one.
+  void StartLinkDeadTimer(std::chrono::milliseconds delay,
+                          std::function<void(uint64_t grace)> expired) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    const uint64_t grace = ++grace_;
     link_dead_timer_.expires_after(delay);
-    link_dead_timer_.async_wait([expired = std::move(expired)](boost::system::error_code ec) {
-      if (!ec) expired();
-    });
+    link_dead_timer_.async_wait(
+        [grace, expired = std::move(expired)](boost::system::error_code ec) {
+          if (!ec) expired(grace);
+        });
   }
-  // Marks the binding retiring if nobody is attached; false if someone is (or it already is).
-  bool BeginRetiring() {
-    std::lock_guard lock(mu_);
-    if (session_ || retiring_) return false;
+  // Marks the binding retiring if nobody is attached and `grace` is still the current spell;
+  // false if someone is attached, the grace was voided, or the binding already retires.
+  bool BeginRetiring(uint64_t grace) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    if (session_ || retiring_ || grace != grace_) return false;
     retiring_ = true;
     return true;
   }
@@ -200,22 +214,21 @@ class PlayerBinding final : public world::PlayerSink {
   const std::string& display_name() const { return display_name_; }
   int64_t account_id() const { return account_id_; }
 
-  // Whether Gate::Shared::link_dead_count counts this binding; guarded by the gate's mu.
-  bool counted_link_dead = false;
-
  private:
   const std::string name_key_;
   const std::string display_name_;
   const int64_t account_id_;
   const std::function<void()> on_departed_;  // Gate::Shared::Departed, through Depart()
   std::atomic<bool> departed_ = false;       // Depart() has told the gate
-  mutable std::mutex mu_;
-  std::shared_ptr<SessionCore> session_;  // guarded by mu_
-  bool retiring_ = false;                 // guarded by mu_
-  asio::steady_timer link_dead_timer_;    // guarded by mu_
-  Renewal renewal_;                       // guarded by mu_
-  bool renewing_ = false;                 // guarded by mu_
-  bool renewal_refused_ = false;          // guarded by mu_
+  // Last in the gate's lock order, and a leaf: nothing else is locked while it is held.
+  mutable Mutex mu_ ACQUIRED_AFTER(Gate::Shared::mu){lock_rank::kGateBinding};
+  std::shared_ptr<SessionCore> session_ GUARDED_BY(mu_);
+  bool retiring_ GUARDED_BY(mu_) = false;
+  asio::steady_timer link_dead_timer_ GUARDED_BY(mu_);
+  uint64_t grace_ GUARDED_BY(mu_) = 0;  // the current link-dead spell; bumped by attach and timer
+  Renewal renewal_ GUARDED_BY(mu_);
+  bool renewing_ GUARDED_BY(mu_) = false;
+  bool renewal_refused_ GUARDED_BY(mu_) = false;
 };
 
 // One connection's login-and-play conversation.
@@ -227,15 +240,15 @@ class SessionCore final : public std::enable_shared_from_this<SessionCore> {
         address_(terminal_->Info().remote_address),
         login_timer_(gate_->io) {}
 
-  void Start();
-  void OnLine(std::string line, bool truncated);
-  void OnClosed();
+  void Start() EXCLUDES(mu_);
+  void OnLine(std::string line, bool truncated) EXCLUDES(mu_);
+  void OnClosed() EXCLUDES(mu_);
   // The bound character's output (called by PlayerBinding from a zone executor).
   void Show(world::PlayerOutput output);
   // The character quit: the world has saved it and let it go.
-  void CharacterQuit();
+  void CharacterQuit() EXCLUDES(mu_);
   // Another connection took this character over.
-  void Displaced();
+  void Displaced() EXCLUDES(mu_);
   void Tell(const std::string& message) { terminal_->SendText(message + "\n"); }
 
  private:
@@ -252,44 +265,47 @@ class SessionCore final : public std::enable_shared_from_this<SessionCore> {
 
   // Runs `work` on the blocking pool, then `then(result)` back under the session lock unless
   // the session closed meanwhile. Input that arrives in between is answered with a wait notice.
+  // The analysis cannot see that `then` runs locked, so each one opens with mu_.AssertHeld().
   template <typename Work, typename Then>
-  void RunBlocking(Work work, Then then);
+  void RunBlocking(Work work, Then then) REQUIRES(mu_);
 
-  void Prompt(std::string_view question);            // REQUIRES: mu_ held
-  void AskAccountName();                             // REQUIRES: mu_ held
-  void ShowMenu();                                   // REQUIRES: mu_ held
-  void HandleLocked(std::string line);               // REQUIRES: mu_ held
-  void OnMenuChoice(const std::string& line);        // REQUIRES: mu_ held
-  void Play(const std::string& name);                // REQUIRES: mu_ held
-  void CreateCharacter(const std::string& name);     // REQUIRES: mu_ held
-  void EnterWorld(account::CharacterClaim claim);    // REQUIRES: mu_ held
-  bool ResumeIfOnline(const std::string& name_key);  // REQUIRES: mu_ held
-  bool ReserveClaim(const std::string& name_key);    // REQUIRES: mu_ held
-  void ReleaseClaim(const std::string& name_key);    // REQUIRES: mu_ held
-  void Fail(const Status& status);                   // REQUIRES: mu_ held
+  void Prompt(std::string_view question) REQUIRES(mu_);
+  void AskAccountName() REQUIRES(mu_);
+  void ShowMenu() REQUIRES(mu_);
+  void HandleLocked(std::string line) REQUIRES(mu_);
+  void OnMenuChoice(const std::string& line) REQUIRES(mu_);
+  void Play(const std::string& name) REQUIRES(mu_);
+  void CreateCharacter(const std::string& name) REQUIRES(mu_);
+  void EnterWorld(account::CharacterClaim claim) REQUIRES(mu_);
+  bool ResumeIfOnline(const std::string& name_key) REQUIRES(mu_);
+  bool ReserveClaim(const std::string& name_key) REQUIRES(mu_);
+  void ReleaseClaim(const std::string& name_key) REQUIRES(mu_);
+  void Fail(const Status& status) REQUIRES(mu_);
   // The account service no longer knows this login (its ticket lapsed): start again.
-  bool LoginLapsed(const Status& status);  // REQUIRES: mu_ held
+  bool LoginLapsed(const Status& status) REQUIRES(mu_);
 
   std::shared_ptr<Gate::Shared> gate_;
   std::shared_ptr<net::Terminal> terminal_;
   const std::string address_;
-  asio::steady_timer login_timer_;
 
-  std::mutex mu_;
-  Step step_ = Step::kAccountName;  // guarded by mu_
-  bool busy_ = false;               // guarded by mu_
-  std::string account_name_;        // guarded by mu_
-  std::string new_password_;        // guarded by mu_
-  int64_t account_id_ = 0;          // guarded by mu_
+  // First in the gate's lock order: the roster's and a binding's locks are taken under it (the
+  // binding's comes after the roster's, so the analysis orders it after this one too).
+  Mutex mu_ ACQUIRED_BEFORE(gate_->mu){lock_rank::kGateSession};
+  asio::steady_timer login_timer_ GUARDED_BY(mu_);
+  Step step_ GUARDED_BY(mu_) = Step::kAccountName;
+  bool busy_ GUARDED_BY(mu_) = false;
+  std::string account_name_ GUARDED_BY(mu_);
+  std::string new_password_ GUARDED_BY(mu_);
+  int64_t account_id_ GUARDED_BY(mu_) = 0;
   // The account service's login ticket: the account's characters are asked for with it.
-  std::string ticket_;                                 // guarded by mu_
-  std::vector<account::CharacterSummary> characters_;  // guarded by mu_
-  int failed_passwords_ = 0;                           // guarded by mu_
-  std::shared_ptr<PlayerBinding> binding_;             // guarded by mu_; set while playing
+  std::string ticket_ GUARDED_BY(mu_);
+  std::vector<account::CharacterSummary> characters_ GUARDED_BY(mu_);
+  int failed_passwords_ GUARDED_BY(mu_) = 0;
+  std::shared_ptr<PlayerBinding> binding_ GUARDED_BY(mu_);  // set while playing
 };
 
 void Gate::Shared::Departed(const std::string& name_key) {
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   if (auto it = bindings.find(name_key); it != bindings.end()) {
     CountResumed(*it->second);  // gone, so no longer link-dead either
     bindings.erase(it);
@@ -300,7 +316,7 @@ void Gate::Shared::Departed(const std::string& name_key) {
 void Gate::Shared::RenewDueAssertions(const std::shared_ptr<Shared>& shared) {
   std::vector<std::shared_ptr<PlayerBinding>> all;
   {
-    std::lock_guard lock(shared->mu);
+    MutexLock lock(shared->mu);
     all.reserve(shared->bindings.size());
     for (const auto& [key, binding] : shared->bindings) all.push_back(binding);
   }
@@ -334,7 +350,7 @@ void Gate::Shared::RenewDueAssertions(const std::shared_ptr<Shared>& shared) {
 
 void Gate::Shared::ScheduleRenewSweep(const std::shared_ptr<Shared>& shared) {
   if (shared->options.assertion_renew_sweep_ms <= 0) return;
-  std::lock_guard lock(shared->renew_mu);
+  MutexLock lock(shared->renew_mu);
   if (shared->renew_stopped) return;
   shared->renew_timer.expires_after(
       std::chrono::milliseconds(shared->options.assertion_renew_sweep_ms));
@@ -348,29 +364,25 @@ void Gate::Shared::ScheduleRenewSweep(const std::shared_ptr<Shared>& shared) {
 }
 
 void Gate::Shared::CountLinkDead(PlayerBinding& binding) {
-  if (binding.counted_link_dead) return;
-  binding.counted_link_dead = true;
-  ++link_dead_count;
+  link_dead.insert(&binding);
 }
 
 void Gate::Shared::CountResumed(PlayerBinding& binding) {
-  if (!binding.counted_link_dead) return;
-  binding.counted_link_dead = false;
-  --link_dead_count;
+  link_dead.erase(&binding);
 }
 
 void Gate::Shared::UpdateGauges() {
-  ASSERT(link_dead_count <= bindings.size(), "a link-dead count past the bindings");
+  ASSERT(link_dead.size() <= bindings.size(), "a link-dead count past the bindings");
   sessions_gauge.Set(static_cast<double>(sessions.size()));
-  playing_gauge.Set(static_cast<double>(bindings.size() - link_dead_count));
-  link_dead_gauge.Set(static_cast<double>(link_dead_count));
+  playing_gauge.Set(static_cast<double>(bindings.size() - link_dead.size()));
+  link_dead_gauge.Set(static_cast<double>(link_dead.size()));
 }
 
 void PlayerBinding::Deliver(world::PlayerOutput output) {
   const bool quit = output.disconnect;
   std::shared_ptr<SessionCore> session;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     session = session_;
     if (quit) {
       // The world has saved the character and let it go, whether or not anyone is watching.
@@ -391,7 +403,7 @@ void SessionCore::RunBlocking(Work work, Then then) {
   gate_->blocking(
       [self = shared_from_this(), work = std::move(work), then = std::move(then)]() mutable {
         auto result = work();
-        std::lock_guard lock(self->mu_);
+        MutexLock lock(self->mu_);
         self->busy_ = false;
         if (self->step_ == Step::kClosed) return;
         then(std::move(result));
@@ -400,11 +412,11 @@ void SessionCore::RunBlocking(Work work, Then then) {
 
 void SessionCore::Start() {
   {
-    std::lock_guard lock(gate_->mu);
+    MutexLock lock(gate_->mu);
     gate_->sessions.insert(this);
     gate_->UpdateGauges();
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const size_t online = gate_->link.online_count();
   terminal_->SendText(net::RenderColour("\n{C}" + gate_->options.world_name + "{x}\n", true));
   terminal_->SendText("A world of lanterns, barrows and brass. " + std::to_string(online) +
@@ -414,7 +426,7 @@ void SessionCore::Start() {
   login_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
     auto self = weak.lock();
     if (ec || !self) return;
-    std::lock_guard session_lock(self->mu_);
+    MutexLock session_lock(self->mu_);
     if (self->step_ != Step::kPlaying && self->step_ != Step::kClosed) {
       self->terminal_->Close("You took too long to log in. Goodbye.");
     }
@@ -453,7 +465,7 @@ void SessionCore::Fail(const Status& status) {
 }
 
 void SessionCore::OnLine(std::string line, bool truncated) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (step_ == Step::kClosed) return;
   if (truncated) {
     terminal_->SendText("That line was too long; only its beginning was kept.\n");
@@ -479,6 +491,7 @@ void SessionCore::HandleLocked(std::string line) {
       RunBlocking([g = gate_, name,
                    address = address_] { return g->accounts.AccountExists(name, address); },
                   [this](Result<bool> exists) {
+                    mu_.AssertHeld();
                     if (!exists.ok()) {
                       Fail(exists.status());
                       return AskAccountName();
@@ -503,6 +516,7 @@ void SessionCore::HandleLocked(std::string line) {
             return g->accounts.Authenticate(name, password, address);
           },
           [this](Result<account::AccountRef> account) {
+            mu_.AssertHeld();
             if (!account.ok()) {
               Fail(account.status());
               if (++failed_passwords_ >= gate_->options.login_attempts_per_connection) {
@@ -551,6 +565,7 @@ void SessionCore::HandleLocked(std::string line) {
           [g = gate_, name = account_name_, password = std::move(new_password_),
            address = address_] { return g->accounts.CreateAccount(name, password, address); },
           [this](Result<account::AccountRef> account) {
+            mu_.AssertHeld();
             new_password_.clear();
             if (!account.ok()) {
               Fail(account.status());
@@ -583,6 +598,7 @@ void SessionCore::ShowMenu() {
   step_ = Step::kMenu;
   RunBlocking([g = gate_, ticket = ticket_] { return g->accounts.Characters(ticket); },
               [this](Result<std::vector<account::CharacterSummary>> list) {
+                mu_.AssertHeld();
                 if (LoginLapsed(list.status())) return;
                 if (!list.ok()) {
                   Fail(list.status());
@@ -631,7 +647,7 @@ void SessionCore::OnMenuChoice(const std::string& line) {
 bool SessionCore::ResumeIfOnline(const std::string& name_key) {
   std::shared_ptr<PlayerBinding> binding;
   {
-    std::lock_guard lock(gate_->mu);
+    MutexLock lock(gate_->mu);
     auto it = gate_->bindings.find(name_key);
     if (it == gate_->bindings.end()) return false;
     binding = it->second;
@@ -656,7 +672,7 @@ bool SessionCore::ResumeIfOnline(const std::string& name_key) {
   step_ = Step::kPlaying;
   login_timer_.cancel();
   {
-    std::lock_guard lock(gate_->mu);
+    MutexLock lock(gate_->mu);
     gate_->CountResumed(*binding);
     gate_->UpdateGauges();
   }
@@ -667,7 +683,7 @@ bool SessionCore::ResumeIfOnline(const std::string& name_key) {
 }
 
 bool SessionCore::ReserveClaim(const std::string& key) {
-  std::lock_guard lock(gate_->mu);
+  MutexLock lock(gate_->mu);
   if (gate_->bindings.count(key) != 0 || !gate_->claiming.insert(key).second) {
     terminal_->SendText("That character is being entered from another connection.\n");
     return false;
@@ -676,7 +692,7 @@ bool SessionCore::ReserveClaim(const std::string& key) {
 }
 
 void SessionCore::ReleaseClaim(const std::string& key) {
-  std::lock_guard lock(gate_->mu);
+  MutexLock lock(gate_->mu);
   gate_->claiming.erase(key);
 }
 
@@ -689,6 +705,7 @@ void SessionCore::Play(const std::string& name) {
   RunBlocking([g = gate_, ticket = ticket_,
                name] { return g->accounts.ClaimCharacter(ticket, name, g->link.gate_id()); },
               [this, key](Result<account::CharacterClaim> record) {
+                mu_.AssertHeld();
                 if (!record.ok()) {
                   ReleaseClaim(key);
                   if (LoginLapsed(record.status())) return;
@@ -721,6 +738,7 @@ void SessionCore::CreateCharacter(const std::string& name) {
         return g->accounts.ClaimCharacter(ticket, display, g->link.gate_id());
       },
       [this, key = world::NameKey(display)](Result<account::CharacterClaim> record) {
+        mu_.AssertHeld();
         if (!record.ok()) {
           ReleaseClaim(key);
           if (LoginLapsed(record.status())) return;
@@ -750,7 +768,7 @@ void SessionCore::EnterWorld(account::CharacterClaim claim) {
                                                      gate->Departed(key);
                                                  });
   {
-    std::lock_guard lock(gate_->mu);
+    MutexLock lock(gate_->mu);
     gate_->claiming.erase(key);
     if (gate_->shutting_down) {
       terminal_->Close("The world is closing; please come back soon.");
@@ -769,7 +787,7 @@ void SessionCore::EnterWorld(account::CharacterClaim claim) {
   const Status entered = gate_->link.Enter(std::move(request), binding);
   if (!entered.ok()) {
     {
-      std::lock_guard lock(gate_->mu);
+      MutexLock lock(gate_->mu);
       gate_->bindings.erase(key);
     }
     Fail(entered);
@@ -779,7 +797,7 @@ void SessionCore::EnterWorld(account::CharacterClaim claim) {
   step_ = Step::kPlaying;
   login_timer_.cancel();
   {
-    std::lock_guard lock(gate_->mu);
+    MutexLock lock(gate_->mu);
     gate_->UpdateGauges();
   }
   const net::TerminalInfo info = terminal_->Info();
@@ -808,7 +826,7 @@ void SessionCore::Show(world::PlayerOutput output) {
 
 void SessionCore::CharacterQuit() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     binding_.reset();
     step_ = Step::kClosed;
   }
@@ -816,7 +834,7 @@ void SessionCore::CharacterQuit() {
 }
 
 void SessionCore::Displaced() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   binding_.reset();
   step_ = Step::kClosed;
   terminal_->Close("Your character was taken up by a new connection.");
@@ -825,20 +843,21 @@ void SessionCore::Displaced() {
 void SessionCore::OnClosed() {
   std::shared_ptr<PlayerBinding> binding;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     step_ = Step::kClosed;
     binding = std::move(binding_);
     login_timer_.cancel();
   }
-  std::lock_guard lock(gate_->mu);
+  MutexLock lock(gate_->mu);
   gate_->sessions.erase(this);
   if (binding && binding->Detach(this)) {
     // The character stays in the world, link-dead, until the timer takes it out.
     gate_->CountLinkDead(*binding);
     gate_->log.Info("character link-dead", {{"character", binding->display_name()}});
     binding->StartLinkDeadTimer(
-        std::chrono::milliseconds(gate_->options.link_dead_ms), [gate = gate_, binding] {
-          if (!binding->BeginRetiring()) return;  // resumed meanwhile, or already leaving
+        std::chrono::milliseconds(gate_->options.link_dead_ms),
+        [gate = gate_, binding](uint64_t grace) {
+          if (!binding->BeginRetiring(grace)) return;  // resumed meanwhile, or already leaving
           gate->log.Info("link-dead character removed", {{"character", binding->display_name()}});
           gate->link.Remove(binding->name_key(), [binding] { binding->Depart(); });
         });
@@ -874,7 +893,7 @@ Gate::Gate(GateOptions options, boost::asio::io_context& io, BlockingRunner bloc
 
 Gate::~Gate() {
   // The sweep holds the gate weakly, but its timer must not wait on `io` past the gate.
-  std::lock_guard lock(shared_->renew_mu);
+  MutexLock lock(shared_->renew_mu);
   shared_->renew_stopped = true;
   shared_->renew_timer.cancel();
 }
@@ -887,7 +906,7 @@ net::TerminalHandlerFactory Gate::TerminalFactory() {
   return [shared = shared_](
              std::shared_ptr<net::Terminal> terminal) -> std::unique_ptr<net::TerminalHandler> {
     {
-      std::lock_guard lock(shared->mu);
+      MutexLock lock(shared->mu);
       if (shared->shutting_down) {
         terminal->Close("The world is closing; please come back soon.");
         return std::make_unique<GateSession>(nullptr);
@@ -900,19 +919,19 @@ net::TerminalHandlerFactory Gate::TerminalFactory() {
 }
 
 void Gate::BeginShutdown(const std::string& message) {
-  std::lock_guard lock(shared_->mu);
+  MutexLock lock(shared_->mu);
   shared_->shutting_down = true;
   for (SessionCore* s : shared_->sessions) s->Tell(message);
 }
 
 size_t Gate::sessions() const {
-  std::lock_guard lock(shared_->mu);
+  MutexLock lock(shared_->mu);
   return shared_->sessions.size();
 }
 
 size_t Gate::link_dead() const {
-  std::lock_guard lock(shared_->mu);
-  return shared_->link_dead_count;
+  MutexLock lock(shared_->mu);
+  return shared_->link_dead.size();
 }
 
 }  // namespace telos::gate

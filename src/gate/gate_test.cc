@@ -30,6 +30,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -71,6 +72,8 @@ using ::testing::Not;
 constexpr int64_t kLongGraceMs = 10 * 60 * 1000;
 // A grace short enough to wait out: the timer really fires within the test.
 constexpr int64_t kShortGraceMs = 20;
+// A grace long enough that a test can tell "at once" from "after a whole grace".
+constexpr int64_t kWholeGraceMs = 250;
 // How long a test waits for a timer before it gives up and fails.
 constexpr auto kDeadline = 5s;
 // The longest one wait on `io` blocks before the condition is checked again.
@@ -771,6 +774,47 @@ TEST_F(GateTest, AResumedCharacterOutlivesTheGraceItInterrupted) {
   EXPECT_TRUE(link_.removed().empty());
   EXPECT_EQ(link_.entered().size(), 1u);
   ExpectGauges(1, 1, 0);
+}
+
+// The first grace's timer has fired, but its handler has not run, when the player comes back:
+// cancelling the timer is then too late (asio runs a completed wait as a success), so the
+// handler runs after the resume. If the player has dropped again by then, that stale handler
+// must not take the character out at once: the second drop earned a whole grace of its own.
+TEST_F(GateTest, AGraceThatFiredAsThePlayerCameBackDoesNotCutTheNextGraceShort) {
+  SeedAccount({"Lovelace"});
+  StartGate(kWholeGraceMs);
+  FakeConnection& first = Connect("10.0.0.1");
+  Play(first);
+  FakeConnection& second = Connect("10.0.0.2");
+  LogIn(second);  // at the menu while the first still plays
+  second.terminal().TakeScreen();
+
+  first.HangUp();  // the first grace starts
+  const auto first_grace_over =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kWholeGraceMs);
+  // A deadline, not a condition: nothing may run io until the first grace is over.
+  std::this_thread::sleep_until(first_grace_over);
+  // One handler through io, posted behind the expired wait: asio completes that wait first and
+  // queues its handler after ours, where it waits until the next Pump.
+  bool ran = false;
+  boost::asio::post(io_, [&ran] { ran = true; });
+  io_.restart();
+  ASSERT_EQ(io_.run_one(), 1u);
+  ASSERT_TRUE(ran);
+
+  second.Type("1");  // the resume: too late to cancel the first grace's wait
+  EXPECT_THAT(second.terminal().TakeScreen(), HasSubstr("You take hold of Lovelace again."));
+  second.HangUp();  // the second grace starts
+  const auto second_hung_up = std::chrono::steady_clock::now();
+  Pump();  // the first grace's handler runs now
+  EXPECT_TRUE(link_.removed().empty()) << "the first grace ended the second at once";
+  ExpectGauges(0, 0, 1);
+
+  ASSERT_TRUE(PumpUntil([&] { return !link_.removed().empty(); }));
+  EXPECT_GE(std::chrono::steady_clock::now() - second_hung_up,
+            std::chrono::milliseconds(kWholeGraceMs));
+  EXPECT_EQ(link_.removed(), std::vector<std::string>{"lovelace"});
+  ExpectGauges(0, 0, 0);
 }
 
 TEST_F(GateTest, ASecondLoginDisplacesTheFirstConnection) {

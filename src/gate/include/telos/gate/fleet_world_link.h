@@ -25,15 +25,16 @@
 //
 // Threading: every WorldLink method may be called from any thread and never blocks; directory
 // lookups run on `blocking`, timers on `io`, stream callbacks on gRPC's threads. One mutex
-// guards the session table; it is never held while calling a sink or a stream.
+// guards the session table (GUARDED_BY, checked by clang in the dev preset); it is never held
+// while calling a sink, the directory or the blocking runner. Lock order: the gate's locks
+// (gate.h), then this one, then a stream's own, which is a leaf: a stream asks whether it is
+// alive under the link's lock, and calls the link only with its own lock released.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "telos/base/blocking.h"
@@ -42,6 +43,8 @@
 #include "telos/base/limits.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
+#include "telos/base/mutex.h"
+#include "telos/base/thread_annotations.h"
 #include "telos/directory/directory.h"
 #include "telos/gate/world_link.h"
 #include "telos/rpc/in_process_play.h"
@@ -74,28 +77,30 @@ class FleetWorldLink final : public WorldLink {
                  Logger& log, Metrics& metrics);
   ~FleetWorldLink() override;
 
-  Status Enter(EnterRequest request, std::shared_ptr<world::PlayerSink> sink) override;
-  Status Input(const std::string& name_key, std::string line) override;
-  void Remove(const std::string& name_key, std::function<void()> done) override;
-  std::vector<world::WhoEntry> Who() const override;
-  size_t online_count() const override;
+  Status Enter(EnterRequest request, std::shared_ptr<world::PlayerSink> sink) override
+      EXCLUDES(mu_);
+  Status Input(const std::string& name_key, std::string line) override EXCLUDES(mu_);
+  void Remove(const std::string& name_key, std::function<void()> done) override EXCLUDES(mu_);
+  std::vector<world::WhoEntry> Who() const override EXCLUDES(mu_);
+  size_t online_count() const override EXCLUDES(mu_);
   const std::string& gate_id() const override { return options_.gate_id; }
-  void UpdateAssertion(const std::string& name_key, std::string assertion) override;
+  void UpdateAssertion(const std::string& name_key, std::string assertion) override EXCLUDES(mu_);
 
   // Closes every stream and waits (bounded) until gRPC has finished them (shutdown). Sessions
   // are dropped without output.
-  void Stop();
+  void Stop() EXCLUDES(mu_);
   // Shards with an open stream (endpoints).
-  std::vector<std::string> ConnectedShards() const;
+  std::vector<std::string> ConnectedShards() const EXCLUDES(mu_);
 
   // A world shard in this process, reached at `endpoint` in memory instead of over gRPC (the
   // endpoint it registers in the directory). REQUIRES: before the first Enter().
-  void AddInProcessShard(const std::string& endpoint, rpc::InProcessPlay& shard);
+  void AddInProcessShard(const std::string& endpoint, rpc::InProcessPlay& shard) EXCLUDES(mu_);
 
   // Stream callbacks (gRPC threads, or the in-process shard's strand). The frame's strings may
   // be taken.
-  void OnShardFrame(const std::shared_ptr<ShardStream>& stream, telos::v1::ShardFrame& frame);
-  void OnStreamDone(const std::shared_ptr<ShardStream>& stream);
+  void OnShardFrame(const std::shared_ptr<ShardStream>& stream, telos::v1::ShardFrame& frame)
+      EXCLUDES(mu_);
+  void OnStreamDone(const std::shared_ptr<ShardStream>& stream) EXCLUDES(mu_);
 
  private:
   enum class State { kRouting, kAttaching, kAttached };
@@ -121,15 +126,15 @@ class FleetWorldLink final : public WorldLink {
 
   // Runs `step(id)` on the blocking pool unless the link has stopped meanwhile.
   void OnBlocking(void (FleetWorldLink::*step)(uint64_t), uint64_t id);
-  void Route(uint64_t id);
-  void RetryRouteLater(uint64_t id);
-  void Fail(uint64_t id, const std::string& message);
-  std::shared_ptr<ShardStream> StreamTo(const std::string& endpoint);
-  Result<std::string> PickLobbyShard(const std::string& name_key,
-                                     const std::string& resident_shard);
+  void Route(uint64_t id) EXCLUDES(mu_);
+  void RetryRouteLater(uint64_t id) EXCLUDES(mu_);
+  void Fail(uint64_t id, const std::string& message) EXCLUDES(mu_);
+  std::shared_ptr<ShardStream> StreamTo(const std::string& endpoint) EXCLUDES(mu_);
+  Result<std::string> PickLobbyShard(const std::string& name_key, const std::string& resident_shard)
+      EXCLUDES(mu_);
   // The directory's answers, or while it cannot be read the last ones it gave.
-  Result<std::vector<directory::ShardInfo>> LiveShards();
-  Result<std::optional<directory::ZoneOwner>> OwnerOf(const std::string& zone);
+  Result<std::vector<directory::ShardInfo>> LiveShards() EXCLUDES(mu_);
+  Result<std::optional<directory::ZoneOwner>> OwnerOf(const std::string& zone) EXCLUDES(mu_);
 
   const FleetLinkOptions options_;
   directory::Directory& directory_;
@@ -141,22 +146,23 @@ class FleetWorldLink final : public WorldLink {
   prometheus::Counter& reroutes_;
   prometheus::Counter& stream_losses_;
 
-  mutable std::mutex mu_;
-  uint64_t next_session_ = 1;                                    // guarded by mu_
-  std::map<uint64_t, Session> sessions_;                         // guarded by mu_
-  std::map<std::string, uint64_t> by_name_;                      // guarded by mu_
-  std::map<std::string, std::shared_ptr<ShardStream>> streams_;  // guarded by mu_; by endpoint
-  std::map<std::string, std::unique_ptr<telos::v1::World::Stub>> stubs_;  // guarded by mu_
-  std::map<std::string, rpc::InProcessPlay*> in_process_;    // by endpoint; fixed before Enter
-  size_t live_streams_ = 0;                                  // guarded by mu_
-  std::vector<directory::ShardInfo> last_shards_;            // guarded by mu_
-  std::map<std::string, directory::ZoneOwner> last_owners_;  // guarded by mu_; by zone
+  mutable Mutex mu_{lock_rank::kWorldLink};
+  uint64_t next_session_ GUARDED_BY(mu_) = 1;
+  std::map<uint64_t, Session> sessions_ GUARDED_BY(mu_);
+  std::map<std::string, uint64_t> by_name_ GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<ShardStream>> streams_ GUARDED_BY(mu_);  // by endpoint
+  std::map<std::string, std::unique_ptr<telos::v1::World::Stub>> stubs_ GUARDED_BY(mu_);
+  // By endpoint; fixed before the first Enter.
+  std::map<std::string, rpc::InProcessPlay*> in_process_ GUARDED_BY(mu_);
+  size_t live_streams_ GUARDED_BY(mu_) = 0;
+  std::vector<directory::ShardInfo> last_shards_ GUARDED_BY(mu_);
+  std::map<std::string, directory::ZoneOwner> last_owners_ GUARDED_BY(mu_);  // by zone
   // The shard each character's placement named when last read (for routing without Redis);
   // forgotten wholesale past kLastResidentMax names.
   static constexpr size_t kLastResidentMax = limits::kFleetLinkLastResidentNamesMax;
-  std::map<std::string, std::string> last_resident_;  // guarded by mu_; by name key
-  std::condition_variable streams_done_;
-  bool stopped_ = false;  // guarded by mu_
+  std::map<std::string, std::string> last_resident_ GUARDED_BY(mu_);  // by name key
+  CondVar streams_done_;                                              // live_streams_ fell
+  bool stopped_ GUARDED_BY(mu_) = false;
   // Stop() waits for the blocking steps and timers in flight; later ones do nothing.
   std::shared_ptr<InFlightGate> in_flight_;
 };

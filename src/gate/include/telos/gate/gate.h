@@ -16,6 +16,24 @@
 // id), and each character in play keeps the ticket that claimed it and its current assertion:
 // assertions are short-lived, so the gate renews them while the character is in the world.
 //
+// Lock order. Three mutexes nest, always in this order and never the other way round:
+//   1. a session's lock (its login dialogue and what it plays), held while the session
+//      consults the roster or binds a character;
+//   2. the roster lock (Gate::Shared::mu: bindings, sessions, claims, link-dead counts);
+//   3. a binding's lock (which session shows a character, its link-dead timer, its
+//      assertion's renewal): a leaf, nothing is locked under it.
+// A binding hands the world's output to its session, and reports a departure to the roster,
+// only after letting go of its own lock; a session is told it was displaced from `io`, not
+// from under another session's lock. The world link, the terminals and the blocking runner
+// come after all three: the gate calls them with a session's lock held, so they must answer
+// later, never from inside the call, and never with a lock of their own held (FleetWorldLink
+// calls a sink only with its lock released; a terminal queues; the runner hands the task to a
+// pool). Clang checks the gate's side in the dev preset (-Wthread-safety with the beta order
+// check): every guarded member is GUARDED_BY its mutex, every step that needs one REQUIRES it,
+// and the order is ACQUIRED_BEFORE/ACQUIRED_AFTER, checked wherever two of them nest. Debug
+// builds also check it at run time across calls, links included (telos::lock_rank).
+// The renewal sweep's timer has a lock of its own that nests with none of them.
+//
 // Lifecycle: construct, hand TerminalFactory() to the transports, ... BeginShutdown() tells
 // every player and refuses new logins; the owner then stops the world and the transports.
 #pragma once
