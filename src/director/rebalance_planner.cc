@@ -294,7 +294,10 @@ Result<RebalancePlan> PlanRebalance(const RebalanceInput& input, const Rebalance
     z->in_flight = true;
     const size_t from = find_shard(m.from);
     const size_t to = find_shard(m.to);
-    if (z->shard == from && to != kNoShard) z->shard = to;
+    // Only a move from the zone's live owner is on its way: when the source is not live, the
+    // zone has no owner (kNoShard, which find_shard also returns for the dead source) and its
+    // drain will not happen, so it stays unplaced, left to claim-from-pool.
+    if (from != kNoShard && z->shard == from && to != kNoShard) z->shard = to;
   }
   plan.moves_in_flight = static_cast<int64_t>(flights.size());
 

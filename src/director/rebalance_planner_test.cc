@@ -252,6 +252,24 @@ TEST(RebalancePlannerTest, ZonesWithoutALiveOwnerAreLeftToClaimFromPool) {
   EXPECT_NE(plan.Describe().find("1 without a live owner"), std::string::npos);
 }
 
+// The source of an in-flight move died: its zone has no live owner, so it is not on its way to
+// the target (the drain that would have taken it there will not run) and its players are not
+// counted there; it waits for claim-from-pool like any other zone without a live owner.
+TEST(RebalancePlannerTest, AZoneInFlightFromADeadShardIsLeftToClaimFromPool) {
+  RebalanceInput input = Skewed();
+  input.zones.push_back({"orphan", "gone", 500});
+  input.in_flight = {{"orphan", "gone", "c"}};
+  const RebalancePlan plan = Plan(input, Config(10, 2));
+  EXPECT_EQ(plan.zones_unplaced, 1);
+  EXPECT_EQ(plan.moves_in_flight, 1);  // its directive is still live
+  EXPECT_EQ(plan.loads_before,
+            (std::vector<ShardLoadView>{{"a", false, 150}, {"b", false, 20}, {"c", false, 0}}));
+  EXPECT_EQ(plan.spread_before, 150);
+  // c is the emptiest shard, so the next move goes there.
+  ASSERT_FALSE(plan.moves.empty());
+  EXPECT_EQ(plan.moves[0].to, "c");
+}
+
 TEST(RebalancePlannerTest, RefusesInputThatBreaksItsRules) {
   RebalanceInput input = Skewed();
   input.zones.push_back({"town", "b", 1});

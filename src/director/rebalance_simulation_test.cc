@@ -222,8 +222,6 @@ OscillationRun Oscillate(uint64_t seed, RebalanceConfig config, int64_t amplitud
                          int64_t hours) {
   Random setup(seed);
   OscillationRun run;
-  if (const char* m = std::getenv("TELOS_DIRECTOR_MARGIN"))
-    config.margin_players = std::atoi(m);  // TEMP
   run.sim = std::make_unique<RebalanceSim>(setup.Next(), config);
   RebalanceSim& sim = *run.sim;
   sim.set_round_ms(kOscillationRoundMs);
