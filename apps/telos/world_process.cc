@@ -76,8 +76,6 @@ shard::WorldShardOptions ShardOptions(const WorldRoleSettings& settings, const w
   options.lobby_zone = pack.start_room.zone;
   options.link_dead_ms = OrDefault(settings.link_dead_ms, limits::kLinkDeadMs);
   options.version = kVersion;
-  options.gate_token = settings.gate_token;
-  options.world_token = settings.world_token;
   return options;
 }
 
@@ -150,8 +148,13 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
                    settings.output_pulse_ms),
           [&zone_io](const std::string&) { return world::MakeStrandExecutor(zone_io); },
           SeedOf(settings)),
+      peers_(settings.world_token),
       shard_(ShardOptions(settings, *pack_), host_, directory_, *backends_.characters, persistence_,
-             assertion_keys, handoff_key, io, blocking, clock, log, metrics),
+             assertion_keys, handoff_key, peers_, io, blocking, clock, log, metrics),
+      service_(shard_,
+               shard::WorldServiceOptions{.gate_token = settings.gate_token,
+                                          .world_token = settings.world_token},
+               log),
       tenure_(shard::ZoneTenureDeps{.host = &host_,
                                     .persistence = &persistence_,
                                     .characters = backends_.characters,
@@ -253,7 +256,7 @@ Status WorldProcess::Start() {
     int bound_port = 0;
     builder.AddListeningPort(settings_.listen_address, grpc::InsecureServerCredentials(),
                              &bound_port);
-    builder.RegisterService(&shard_);
+    builder.RegisterService(&service_);
     server_ = builder.BuildAndStart();
     if (!server_ || bound_port == 0) {
       return Status::Unavailable("cannot listen on TELOS_WORLD_LISTEN=" + settings_.listen_address);

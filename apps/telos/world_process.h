@@ -1,6 +1,6 @@
 // The parts of a world shard, wired together: the world host, persistence on PostgreSQL, the
-// WorldShard gRPC service and the lease keeper. `telos world` runs one; `telos serve` runs one
-// beside its gate when it joins a fleet.
+// WorldShard and its gRPC service, and the lease keeper. `telos world` runs one; `telos serve` runs
+// one beside its gate when it joins a fleet.
 //
 // Lifecycle: construct (nothing listens), Start() (lobby, gRPC listener, shard registration —
 // a duplicate live id is refused — then leases), ..., Stop() (no new arrivals; every zone
@@ -30,6 +30,7 @@
 #include "telos/shard/fleet_comms.h"
 #include "telos/shard/shard_drain.h"
 #include "telos/shard/store_ports.h"
+#include "telos/shard/world_service.h"
 #include "telos/shard/world_shard.h"
 #include "telos/shard/zone_lease_keeper.h"
 #include "telos/shard/zone_tenure.h"
@@ -123,7 +124,11 @@ class WorldProcess {
   shard::StoreMail store_mail_;
   world::PingingMail mail_;  // pings through comms_ (set before any zone runs)
   world::WorldHost host_;
+  // Calls to other worlds go over gRPC (a peer in this process too: it listens like any other).
+  shard::GrpcWorldPeers peers_;
   shard::WorldShard shard_;
+  // The gRPC face of shard_ (registered with server_, which stops before shard_ goes).
+  shard::WorldService service_;
   // What a won, lost, suspended or resumed lease does here (the zone fence in the store).
   shard::ZoneTenure tenure_;
   shard::ZoneLeaseKeeper keeper_;

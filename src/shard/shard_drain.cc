@@ -12,6 +12,13 @@ namespace {
 // How often the waiting thread looks at the (possibly manual) clock for the deadline.
 constexpr std::chrono::milliseconds kDeadlinePoll{5};
 
+// Whether an Adopt that did not succeed may have been applied: its caller stopped waiting (or
+// the transport lost the answer), not the peer saying no.
+bool AdoptionUnknown(const Status& s) {
+  return s.code() == StatusCode::kDeadlineExceeded || s.code() == StatusCode::kUnknownResult ||
+         s.code() == StatusCode::kCancelled;
+}
+
 struct Progress {
   std::mutex mu;
   std::condition_variable cv;
@@ -117,8 +124,18 @@ DrainResult ShardDrain::Run() {
     keeper_.Forget(zone);
     ++result.zones_moved;
     const directory::ZoneOwner to{*peer, endpoint_of(*peer), moved->epoch, moved->ttl_ms};
-    if (Status adopted = hand_over_.CallAdopt(to, zone, moved->epoch); !adopted.ok()) {
-      log_.Warn("drain: peer did not adopt the zone; its players will be routed again",
+    if (Status adopted = hand_over_.CallAdopt(to, zone, moved->epoch); AdoptionUnknown(adopted)) {
+      // No answer in time is not a refusal: the peer may have started the zone all the same
+      // (its keeper may still be doing it). The lease is the peer's either way, so the players
+      // follow as if it had; a handoff the peer cannot take is refused there, and those
+      // players are saved and routed again.
+      ++result.zones_adoption_unknown;
+      log_.Warn(
+          "drain: the peer's adoption of the zone is unknown (maybe applied); its players "
+          "are handed over as if adopted",
+          {{"zone", zone}, {"peer", *peer}, {"error", adopted.ToString()}});
+    } else if (!adopted.ok()) {
+      log_.Warn("drain: peer refused to adopt the zone; its players will be routed again",
                 {{"zone", zone}, {"peer", *peer}, {"error", adopted.ToString()}});
     }
     log_.Info("drain: zone moved", {{"zone", zone}, {"to", *peer}, {"epoch", moved->epoch}});

@@ -7,10 +7,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 
 #include <chrono>
 #include <future>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,8 @@ namespace telos::shard {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::UnorderedElementsAre;
 
 constexpr int64_t kTtlMs = 15'000;
@@ -51,7 +55,7 @@ class RecordingHandOver final : public DrainHandOver {
                    uint64_t epoch) override {
     std::lock_guard lock(mu_);
     adopts.push_back(to.shard_id + " " + zone + "@" + std::to_string(epoch));
-    return Status::Ok();
+    return adopt_status;
   }
   void HandOver(std::vector<world::PlayerTransfer> players, directory::ZoneOwner to,
                 std::function<void(size_t, size_t)> done) override {
@@ -68,6 +72,7 @@ class RecordingHandOver final : public DrainHandOver {
   std::mutex mu_;
   bool hold = false;
   bool began = false;
+  Status adopt_status;  // what every CallAdopt answers
   std::vector<std::string> adopts, handed;
   std::vector<std::function<void()>> held_done;
 };
@@ -113,8 +118,17 @@ class ShardDrainTest : public ::testing::Test {
     return running.get();
   }
 
+  // The drain's log lines, for the tests that judge what it said.
+  std::string LogText() {
+    log_sink_->flush();
+    return log_stream_.str();
+  }
+
   ManualClock clock_;
-  Logger log_{"shard_drain_test", LogLevel::kError};
+  std::ostringstream log_stream_;
+  std::shared_ptr<spdlog::sinks::ostream_sink_mt> log_sink_ =
+      std::make_shared<spdlog::sinks::ostream_sink_mt>(log_stream_);
+  Logger log_{"shard_drain_test", LogLevel::kWarn, log_sink_};
   Metrics metrics_;
   directory::MemoryDirectory directory_{clock_};
   testing_util::TestWorld world_{clock_};
@@ -176,6 +190,39 @@ TEST_F(ShardDrainTest, AHandOverThatNeverSettlesEndsAtTheDeadline) {
   EXPECT_EQ(*directory_.ReservedSum("B"), 0);
   // A late settlement after the drain returned touches nothing that is gone.
   for (auto& done : hand_over_.held_done) done();
+}
+
+// An Adopt that timed out at the caller may have been carried out all the same (the peer's
+// keeper may still be starting the zone): it is not a refusal. The drain says "maybe applied",
+// counts it, and the zone's players follow the lease as if it had been adopted.
+TEST_F(ShardDrainTest, AnAdoptionWithoutAnAnswerInTimeIsMaybeAppliedNotRefused) {
+  ASSERT_TRUE(directory_.RegisterShard("B", "b.test:7000", kTtlMs).ok());
+  ASSERT_TRUE(testing_util::LoginAt(*host_, "Ada", "town:north_gate").ok());
+  world_.executor.RunReady();
+  hand_over_.adopt_status = Status::DeadlineExceeded("adopt at b.test:7000: no answer in time");
+
+  const DrainResult result = RunDrain();
+  EXPECT_TRUE(result.complete);
+  EXPECT_EQ(result.zones_moved, 1u);
+  EXPECT_EQ(result.zones_adoption_unknown, 1u);
+  EXPECT_THAT(hand_over_.adopts, ElementsAre("B town@2"));
+  EXPECT_THAT(hand_over_.handed, ElementsAre("Ada->B"));
+  const std::string log = LogText();
+  EXPECT_THAT(log, HasSubstr("maybe applied"));
+  EXPECT_THAT(log, Not(HasSubstr("refused"))) << log;
+}
+
+// A peer that answers no has refused: said so, and not counted as maybe adopted.
+TEST_F(ShardDrainTest, AnAdoptionThePeerRefusesIsARefusal) {
+  ASSERT_TRUE(directory_.RegisterShard("B", "b.test:7000", kTtlMs).ok());
+  hand_over_.adopt_status = Status::FailedPrecondition("shard B is draining: it adopts no zones");
+
+  const DrainResult result = RunDrain();
+  EXPECT_EQ(result.zones_moved, 1u);
+  EXPECT_EQ(result.zones_adoption_unknown, 0u);
+  const std::string log = LogText();
+  EXPECT_THAT(log, HasSubstr("peer refused to adopt the zone"));
+  EXPECT_THAT(log, Not(HasSubstr("maybe applied"))) << log;
 }
 
 }  // namespace

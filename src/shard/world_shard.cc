@@ -4,8 +4,6 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "play_stream.h"
-#include "telos/rpc/channels.h"
-#include "telos/rpc/status_mapping.h"
 #include "telos/world/character_state.h"
 
 namespace telos::shard {
@@ -18,7 +16,7 @@ constexpr int64_t kDescribeDeadlineMs = 1000;  // one peer's answer at boot
 WorldShard::WorldShard(WorldShardOptions options, world::WorldHost& host,
                        directory::Directory& directory, store::CharacterStore& characters,
                        StorePersistence& persistence, const auth::KeyRing& assertion_keys,
-                       const auth::SigningKey& handoff_key, asio::io_context& io,
+                       const auth::SigningKey& handoff_key, WorldPeers& peers, asio::io_context& io,
                        BlockingRunner blocking, const Clock& clock, Logger& log, Metrics& metrics)
     : options_(std::move(options)),
       host_(host),
@@ -28,6 +26,7 @@ WorldShard::WorldShard(WorldShardOptions options, world::WorldHost& host,
       assertion_keys_(assertion_keys),
       handoff_key_(handoff_key),
       handoff_verify_keys_(handoff_key.verify_key()),
+      peers_(peers),
       io_(io),
       blocking_(std::move(blocking)),
       clock_(clock),
@@ -66,9 +65,18 @@ void WorldShard::Stop() {
     if (stopping_) return;
     stopping_ = true;
   }
-  // The route refresher and link-dead timers already running finish; later ones do nothing.
+  // The tasks and timers already started finish; later ones are refused or do nothing.
   in_flight_->Close();
   placements_.Stop();
+}
+
+bool WorldShard::Spawn(std::function<void()> task) {
+  // The pass is taken now, not when the pool gets to the task: a task queued before Stop()
+  // still runs, and Stop() waits for it. Shared, because a BlockingRunner's task is copyable.
+  auto pass = std::make_shared<InFlightGate::Pass>(in_flight_->TryEnter());
+  if (!*pass) return false;
+  blocking_([pass, task = std::move(task)] { task(); });
+  return true;
 }
 
 size_t WorldShard::residents() const {
@@ -134,8 +142,9 @@ void WorldShard::Resident(const std::string& name_key, const std::string& zone) 
 }
 
 void WorldShard::Quit(const std::string& name_key, const std::string& zone) {
-  // The zone has saved the character; the disconnect output is on its way to the gate.
-  blocking_([this, name_key, zone] { Forget(name_key, zone, true); });
+  // The zone has saved the character; the disconnect output is on its way to the gate. Once
+  // stopped, the shard registers nothing more (its placement writer has stopped too).
+  (void)Spawn([this, name_key, zone] { Forget(name_key, zone, true); });
 }
 
 void WorldShard::Forget(const std::string& name_key, const std::string& zone, bool tombstone) {
@@ -157,12 +166,13 @@ void WorldShard::Forget(const std::string& name_key, const std::string& zone, bo
 }
 
 void WorldShard::Remove(const std::string& name_key, std::function<void()> done) {
-  host_.RemovePlayer(name_key, [this, name_key, done = std::move(done)] {
-    blocking_([this, name_key, done] {
+  // The freeze comes back on the zone's executor, maybe after Stop(): only inside the gate.
+  host_.RemovePlayer(name_key, in_flight_->Wrap([this, name_key, done = std::move(done)] {
+    (void)Spawn([this, name_key, done] {
       Forget(name_key, "", true);
       done();
     });
-  });
+  }));
 }
 
 void WorldShard::StartLinkDeadTimer(const std::string& name_key,
@@ -206,30 +216,10 @@ void WorldShard::Evacuate(std::vector<world::PlayerTransfer> players) {
 
 // ------------------------------------------------------------------ the Play stream
 
-grpc::ServerBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame>* WorldShard::Play(
-    grpc::CallbackServerContext* context) {
-  if (grpc::Status refused = Authorize(*context, "Play", options_.gate_token, options_.world_token);
-      !refused.ok()) {
-    return new RefusedPlay(std::move(refused));
-  }
-  return new PlayReactor(*this, &outputs_dropped_);
-}
-
 std::shared_ptr<rpc::PlayShardEnd> WorldShard::OpenPlay(std::shared_ptr<rpc::PlayGateEnd> gate) {
   auto wire = std::make_shared<InProcessPlayWire>(*this, std::move(gate), io_, &outputs_dropped_);
   wire->Open();
   return wire;
-}
-
-grpc::Status WorldShard::Authorize(const grpc::CallbackServerContext& context, const char* method,
-                                   const std::string& expected,
-                                   const std::string& other_role) const {
-  grpc::Status status = rpc::AuthorizeCaller(context, expected, {other_role});
-  if (!status.ok()) {
-    log_.Warn("security: caller refused",
-              {{"method", method}, {"peer", context.peer()}, {"reason", status.error_message()}});
-  }
-  return status;
 }
 
 void WorldShard::OnHello(const std::shared_ptr<StreamHandle>& stream,
@@ -280,9 +270,12 @@ void WorldShard::OnFrame(const std::shared_ptr<StreamHandle>& stream,
       if (!attach.handoff_token().empty()) {
         return AttachArrival(stream, attach.session(), attach.handoff_token());
       }
-      blocking_(
+      const bool spawned = Spawn(
           [this, stream, session = attach.session(), assertion = attach.assertion(),
            lobby = attach.lobby_fallback()] { AttachLogin(stream, session, assertion, lobby); });
+      if (!spawned) {
+        SendAttached(stream, attach.session(), Status::Unavailable("shard stopping"), "");
+      }
       return;
     }
     case telos::v1::GateFrame::kInput: {
@@ -670,27 +663,23 @@ void WorldShard::UnbindPrevious(const std::pair<std::shared_ptr<StreamHandle>, u
 
 // ------------------------------------------------------------------ handoff: destination
 
-grpc::ServerUnaryReactor* WorldShard::Handoff(grpc::CallbackServerContext* context,
-                                              const telos::v1::SignedBlob* request,
-                                              telos::v1::HandoffReply* reply) {
-  auto* reactor = context->DefaultReactor();
-  if (grpc::Status refused =
-          Authorize(*context, "Handoff", options_.world_token, options_.gate_token);
-      !refused.ok()) {
-    reactor->Finish(refused);
-    return reactor;
-  }
-  std::string blob = request->SerializeAsString();
-  blocking_([this, reactor, reply, blob = std::move(blob)] {
+void WorldShard::Handoff(const telos::v1::SignedBlob& snapshot,
+                         std::function<void(Result<telos::v1::HandoffReply>)> done) {
+  // The signature covers the encoded snapshot: it is verified as it came.
+  std::string blob = snapshot.SerializeAsString();
+  auto answer =
+      std::make_shared<std::function<void(Result<telos::v1::HandoffReply>)>>(std::move(done));
+  const bool spawned = Spawn([this, answer, blob = std::move(blob)] {
     const Status s = AcceptHandoff(blob);
-    if (s.ok()) {
-      reply->set_shard_id(options_.shard_id);
-    } else {
+    if (!s.ok()) {
       handoffs_refused_.Increment();
+      return (*answer)(s);
     }
-    reactor->Finish(rpc::ToGrpc(s));
+    telos::v1::HandoffReply reply;
+    reply.set_shard_id(options_.shard_id);
+    (*answer)(std::move(reply));
   });
-  return reactor;
+  if (!spawned) (*answer)(Status::Unavailable("shard stopping"));
 }
 
 Status WorldShard::AcceptHandoff(const std::string& blob) {
@@ -784,22 +773,13 @@ Status WorldShard::AcceptHandoff(const std::string& blob) {
 
 // ------------------------------------------------------------------ describe
 
-grpc::ServerUnaryReactor* WorldShard::Describe(grpc::CallbackServerContext* context,
-                                               const telos::v1::Empty*,
-                                               telos::v1::ShardDescription* reply) {
-  auto* reactor = context->DefaultReactor();
-  if (grpc::Status refused =
-          Authorize(*context, "Describe", options_.world_token, options_.gate_token);
-      !refused.ok()) {
-    reactor->Finish(refused);
-    return reactor;
-  }
-  reply->set_shard_id(options_.shard_id);
-  reply->set_pack_name(host_.pack().name);
-  reply->set_pack_hash(host_.pack().content_hash);
-  reply->set_version(options_.version);
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+telos::v1::ShardDescription WorldShard::Describe() const {
+  telos::v1::ShardDescription description;
+  description.set_shard_id(options_.shard_id);
+  description.set_pack_name(host_.pack().name);
+  description.set_pack_hash(host_.pack().content_hash);
+  description.set_version(options_.version);
+  return description;
 }
 
 std::optional<std::string> WorldShard::FindPackDivergence() {
@@ -807,22 +787,16 @@ std::optional<std::string> WorldShard::FindPackDivergence() {
   if (!shards.ok()) return std::nullopt;
   for (const auto& shard : *shards) {
     if (shard.id == options_.shard_id || shard.endpoint.empty()) continue;
-    telos::v1::World::Stub& stub = PeerStub(shard.endpoint);
-    grpc::ClientContext context;
-    rpc::PrepareCall(context, std::chrono::milliseconds(kDescribeDeadlineMs), options_.world_token);
-    telos::v1::Empty request;
-    telos::v1::ShardDescription peer;
-    const grpc::Status described = stub.Describe(&context, request, &peer);
-    if (described.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
-        described.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+    auto peer = peers_.Describe(shard.endpoint, kDescribeDeadlineMs);
+    if (!peer.ok() && peer.status().code() == StatusCode::kPermissionDenied) {
       // Not a pack divergence, but every handoff and drain between the two will fail too.
       log_.Warn("security: a peer world refused this world's TELOS_WORLD_TOKEN",
-                {{"peer", shard.id}, {"reason", described.error_message()}});
+                {{"peer", shard.id}, {"reason", peer.status().message()}});
       continue;
     }
-    if (!described.ok()) continue;  // gone or not answering
-    if (peer.pack_hash() != host_.pack().content_hash) {
-      return "shard " + shard.id + " runs pack " + peer.pack_name() + " " + peer.pack_hash();
+    if (!peer.ok()) continue;  // gone or not answering
+    if (peer->pack_hash() != host_.pack().content_hash) {
+      return "shard " + shard.id + " runs pack " + peer->pack_name() + " " + peer->pack_hash();
     }
   }
   return std::nullopt;
@@ -837,13 +811,25 @@ void WorldShard::EvictStale(const std::string& name_key) {
   }
   log_.Warn("character owned by another shard: removing the stale copy here",
             {{"character", name_key}});
-  host_.RemovePlayer(name_key, [this, name_key] {
-    blocking_([this, name_key] { Forget(name_key, "", /*tombstone=*/false); });
-  });
+  host_.RemovePlayer(name_key, in_flight_->Wrap([this, name_key] {
+    (void)Spawn([this, name_key] { Forget(name_key, "", /*tombstone=*/false); });
+  }));
 }
 
 void WorldShard::Depart(world::PlayerTransfer transfer) {
-  blocking_([this, transfer = std::move(transfer)]() mutable { ShipPlayer(std::move(transfer)); });
+  // A std::function must be copyable; the transfer (and its sink) moves through it once.
+  auto moving = std::make_shared<world::PlayerTransfer>(std::move(transfer));
+  if (Spawn([this, moving] { ShipPlayer(std::move(*moving)); })) return;
+  // Stopped: no handoff starts now, and the host's lock is held here, so the player cannot be
+  // admitted back. Saved as they stood and forgotten; their gate routes them again.
+  const std::string key = world::NameKey(moving->state.name);
+  log_.Warn("handoff refused: the shard is stopping; the player is saved and routed again",
+            {{"character", key}});
+  persistence_.RequestSave(
+      {key, world::EncodeCharacter(moving->state), world::SaveReason::kFreeze});
+  std::vector<world::PlayerTransfer> one;
+  one.push_back(std::move(*moving));
+  Evacuate(std::move(one));
 }
 
 void WorldShard::Bounce(world::PlayerTransfer transfer, std::string why) {
@@ -857,22 +843,11 @@ void WorldShard::Bounce(world::PlayerTransfer transfer, std::string why) {
   }
 }
 
-telos::v1::World::Stub& WorldShard::PeerStub(const std::string& endpoint) {
-  std::lock_guard lock(mu_);
-  auto& slot = peers_[endpoint];
-  if (!slot) slot = telos::v1::World::NewStub(rpc::MakeChannel(endpoint));
-  return *slot;  // stubs are never removed, so the reference stays valid
-}
-
 Status WorldShard::CallHandoff(const std::string& endpoint, const std::string& blob) {
-  telos::v1::World::Stub* stub = &PeerStub(endpoint);
   telos::v1::SignedBlob request;
   if (!request.ParseFromString(blob)) return Status::Internal("snapshot did not serialize");
-  telos::v1::HandoffReply reply;
-  grpc::ClientContext context;
-  rpc::PrepareCall(context, std::chrono::milliseconds(options_.handoff_deadline_ms),
-                   options_.world_token);
-  return rpc::FromGrpc(stub->Handoff(&context, request, &reply));
+  auto reply = peers_.Handoff(endpoint, request, options_.handoff_deadline_ms);
+  return reply.ok() ? Status::Ok() : reply.status();
 }
 
 void WorldShard::ShipPlayer(world::PlayerTransfer transfer) {
@@ -995,67 +970,81 @@ void WorldShard::HandOver(std::vector<world::PlayerTransfer> players, directory:
   tally->left = players.size();
   tally->done = std::move(done);
   if (players.empty()) return tally->done(0, 0);
+  // Counts one player settled; the last one reports the tally.
+  auto settle = [tally](bool sent) {
+    std::function<void(size_t, size_t)> finish;
+    size_t redirected = 0, reclaimed = 0;
+    {
+      std::lock_guard lock(tally->mu);
+      (sent ? tally->redirected : tally->reclaimed) += 1;
+      if (--tally->left == 0) {
+        finish = std::move(tally->done);
+        redirected = tally->redirected;
+        reclaimed = tally->reclaimed;
+      }
+    }
+    if (finish) finish(redirected, reclaimed);
+  };
   for (auto& player : players) {
-    blocking_([this, tally, to, player = std::move(player)]() mutable {
-      const bool sent = SendPlayer(player, to).ok();
+    auto moving = std::make_shared<world::PlayerTransfer>(std::move(player));
+    const bool spawned = Spawn([this, settle, to, moving] {
+      const bool sent = SendPlayer(*moving, to).ok();
       if (!sent) {
         // Not handed over: its state is saved (frozen); its gate routes it to the new owner.
         std::vector<world::PlayerTransfer> one;
-        one.push_back(std::move(player));
+        one.push_back(std::move(*moving));
         Evacuate(std::move(one));
       }
-      std::function<void(size_t, size_t)> finish;
-      size_t redirected = 0, reclaimed = 0;
-      {
-        std::lock_guard lock(tally->mu);
-        (sent ? tally->redirected : tally->reclaimed) += 1;
-        if (--tally->left == 0) {
-          finish = std::move(tally->done);
-          redirected = tally->redirected;
-          reclaimed = tally->reclaimed;
-        }
-      }
-      if (finish) finish(redirected, reclaimed);
+      settle(sent);
     });
+    if (!spawned) {
+      // Stopped: frozen (so saved) but not handed over; its gate routes it again.
+      std::vector<world::PlayerTransfer> one;
+      one.push_back(std::move(*moving));
+      Evacuate(std::move(one));
+      settle(false);
+    }
   }
 }
 
 Status WorldShard::CallAdopt(const directory::ZoneOwner& to, const std::string& zone,
                              uint64_t epoch) {
-  telos::v1::World::Stub* stub = &PeerStub(to.endpoint);
   telos::v1::AdoptRequest request;
   request.set_zone(zone);
   request.set_epoch(epoch);
   request.set_from_shard(options_.shard_id);
-  telos::v1::Empty reply;
-  grpc::ClientContext context;
-  rpc::PrepareCall(context, std::chrono::milliseconds(options_.handoff_deadline_ms),
-                   options_.world_token);
-  return rpc::FromGrpc(stub->Adopt(&context, request, &reply));
+  return peers_.Adopt(to.endpoint, request, options_.handoff_deadline_ms);
 }
 
-grpc::ServerUnaryReactor* WorldShard::Adopt(grpc::CallbackServerContext* context,
-                                            const telos::v1::AdoptRequest* request,
-                                            telos::v1::Empty*) {
-  auto* reactor = context->DefaultReactor();
-  if (grpc::Status refused =
-          Authorize(*context, "Adopt", options_.world_token, options_.gate_token);
-      !refused.ok()) {
-    reactor->Finish(refused);
-    return reactor;
+void WorldShard::Adopt(const telos::v1::AdoptRequest& request, std::function<void(Status)> done) {
+  auto answer = std::make_shared<std::function<void(Status)>>(std::move(done));
+  const bool spawned = Spawn([this, answer, request] { (*answer)(AdoptZone(request)); });
+  if (!spawned) (*answer)(Status::Unavailable("shard stopping"));
+}
+
+Status WorldShard::AdoptZone(const telos::v1::AdoptRequest& request) {
+  bool draining = false;
+  {
+    std::lock_guard lock(mu_);
+    draining = draining_;
   }
-  blocking_([this, reactor, zone = request->zone(), epoch = request->epoch(),
-             from = request->from_shard()] {
-    Status s = adopter_ ? adopter_(zone, epoch) : Status::Unavailable("not adopting zones");
-    log_.Info(s.ok() ? "zone adopted from a draining peer" : "zone adoption refused",
-              {{"zone", zone},
-               {"epoch", static_cast<int64_t>(epoch)},
-               {"from", from},
-               {"status", s.ToString()}});
-    if (s.ok()) RefreshRoutes();
-    reactor->Finish(rpc::ToGrpc(s));
-  });
-  return reactor;
+  Status s;
+  if (draining) {
+    // Its own zones are moving to peers: a zone started here now would have to be moved again,
+    // and this drain would not move it (it walks the leases it held when it began).
+    s = Status::FailedPrecondition("shard " + options_.shard_id +
+                                   " is draining: it adopts no zones");
+  } else {
+    s = adopter_ ? adopter_(request.zone(), request.epoch())
+                 : Status::Unavailable("not adopting zones");
+  }
+  log_.Info(s.ok() ? "zone adopted from a draining peer" : "zone adoption refused",
+            {{"zone", request.zone()},
+             {"epoch", static_cast<int64_t>(request.epoch())},
+             {"from", request.from_shard()},
+             {"status", s.ToString()}});
+  if (s.ok()) RefreshRoutes();
+  return s;
 }
 
 }  // namespace telos::shard

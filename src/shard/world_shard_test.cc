@@ -21,6 +21,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -38,6 +39,8 @@
 #include "telos/rpc/in_process_play.h"
 #include "telos/rpc/status_mapping.h"
 #include "telos/shard/store_ports.h"
+#include "telos/shard/world_peers.h"
+#include "telos/shard/world_service.h"
 #include "telos/store/sqlite_store.h"
 #include "telos/world/asio_executor.h"
 #include "telos/world/character_state.h"
@@ -166,6 +169,8 @@ struct NodeOptions {
   int64_t link_dead_ms = 60'000;
   // The handoff keys the shard accepts; unset: the fleet's handoff key alone.
   std::optional<auth::KeyRing> handoff_verify_keys;
+  // How the shard calls its peers: over gRPC (null) or these, in process.
+  WorldPeers* peers = nullptr;
 };
 
 // Ends the process with a diagnosis when a blocking step of a teardown does not return in
@@ -222,12 +227,14 @@ class Node {
     // once the server has picked a port.
     shard_options.lobby_zone = fleet.pack->start_room.zone;
     shard_options.link_dead_ms = options.link_dead_ms;
-    shard_options.gate_token = kGateToken;
-    shard_options.world_token = kWorldToken;
     shard =
         std::make_unique<WorldShard>(shard_options, *host, fleet.directory, fleet.db->characters(),
                                      persistence, fleet.account_key.verify_key(), fleet.handoff_key,
-                                     io, Blocking(), fleet.clock, fleet.log, metrics);
+                                     options.peers != nullptr ? *options.peers : grpc_peers, io,
+                                     Blocking(), fleet.clock, fleet.log, metrics);
+    service = std::make_unique<WorldService>(
+        *shard, WorldServiceOptions{.gate_token = kGateToken, .world_token = kWorldToken},
+        fleet.log);
     host->SetFleetHooks(shard.get());
     for (const auto& zone : options.zones) {
       const Status s = host->StartZone(zone);
@@ -238,7 +245,7 @@ class Node {
     rpc::ConfigureServer(builder);
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(shard.get());
+    builder.RegisterService(service.get());
     server = builder.BuildAndStart();
     RELEASE_ASSERT(server != nullptr && port != 0, "the test server did not start");
     endpoint = "127.0.0.1:" + std::to_string(port);
@@ -305,7 +312,9 @@ class Node {
   asio::io_context io;
   asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
   std::vector<std::thread> io_threads;
+  GrpcWorldPeers grpc_peers{kWorldToken};  // unless NodeOptions::peers names others
   std::unique_ptr<WorldShard> shard;
+  std::unique_ptr<WorldService> service;  // the gRPC face of shard, registered with server
   std::unique_ptr<grpc::Server> server;
   std::string endpoint;
   std::unique_ptr<telos::v1::World::Stub> stub;
@@ -603,8 +612,44 @@ class WorldShardTest : public ::testing::Test {
     return snapshot;
   }
 
+  // The core's Handoff, called directly (no transport; WorldMethodsAreRefusedWithoutTheWorldToken
+  // covers the gRPC adapter in front of it). An accepted handoff names the shard that took it.
   static Status Handoff(Node& node, const std::string& blob) {
-    return rpc::FromGrpc(HandoffAs(node, blob, kWorldToken));
+    telos::v1::SignedBlob request;
+    RELEASE_ASSERT(request.ParseFromString(blob), "a signed snapshot parses");
+    auto answer = std::make_shared<std::promise<Result<telos::v1::HandoffReply>>>();
+    auto future = answer->get_future();
+    node.shard->Handoff(request, [answer](Result<telos::v1::HandoffReply> reply) {
+      answer->set_value(std::move(reply));
+    });
+    RELEASE_ASSERT(future.wait_for(kWait) == std::future_status::ready, "Handoff never answered");
+    Result<telos::v1::HandoffReply> reply = future.get();
+    if (!reply.ok()) return reply.status();
+    EXPECT_EQ(reply->shard_id(), node.shard->Describe().shard_id());
+    return Status::Ok();
+  }
+  // The core's Adopt, called directly, waiting for its answer.
+  static Status Adopt(Node& node, const std::string& zone, uint64_t epoch) {
+    telos::v1::AdoptRequest request;
+    request.set_zone(zone);
+    request.set_epoch(epoch);
+    request.set_from_shard("elsewhere");
+    auto answer = std::make_shared<std::promise<Status>>();
+    auto future = answer->get_future();
+    node.shard->Adopt(request, [answer](Status s) { answer->set_value(std::move(s)); });
+    RELEASE_ASSERT(future.wait_for(kWait) == std::future_status::ready, "Adopt never answered");
+    return future.get();
+  }
+  // An Adopt over gRPC with the world token, with gRPC's own status.
+  static grpc::Status AdoptOverGrpc(Node& node, const std::string& zone, uint64_t epoch) {
+    telos::v1::AdoptRequest request;
+    request.set_zone(zone);
+    request.set_epoch(epoch);
+    request.set_from_shard("elsewhere");
+    telos::v1::Empty reply;
+    grpc::ClientContext context;
+    rpc::PrepareCall(context, kWait, kWorldToken);
+    return node.stub->Adopt(&context, request, &reply);
   }
   // A Handoff call presenting `token` (empty: none), with gRPC's own status.
   static grpc::Status HandoffAs(Node& node, const std::string& blob, const std::string& token) {
@@ -617,6 +662,8 @@ class WorldShardTest : public ::testing::Test {
   }
 
   Fleet fleet_;
+  // For nodes started with NodeOptions::peers = &in_process_peers_: outlives them.
+  InProcessWorldPeers in_process_peers_;
   std::vector<std::unique_ptr<Node>> nodes_;  // after fleet_: stopped before it goes
 };
 
@@ -947,6 +994,126 @@ TEST_F(WorldShardTest, AWorldCallsItsPeersWithTheWorldToken) {
   EXPECT_EQ(adopted.load(), 1);
   EXPECT_EQ(b.shard->FindPackDivergence(), std::nullopt);
   EXPECT_FALSE(fleet_.sink->Contains("security: caller refused")) << fleet_.sink->Text();
+}
+
+// A shard that is draining gives its zones away: it must not take one from a peer (a zone
+// started here now would be neither moved by this drain nor kept after it). Refused plainly,
+// and the adopter is never asked.
+TEST_F(WorldShardTest, ADrainingShardRefusesToAdopt) {
+  Node& a = StartNode({"a", {"lobby", "town"}});
+  std::atomic<int> adopted{0};
+  a.shard->SetAdopter([&](const std::string&, uint64_t) {
+    ++adopted;
+    return Status::Ok();
+  });
+  ASSERT_TRUE(Adopt(a, "forest", 4).ok()) << "not draining: adopted";
+  ASSERT_EQ(adopted.load(), 1);
+
+  a.shard->BeginDrain();
+  const Status refused = Adopt(a, "forest", 5);
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition) << refused.ToString();
+  EXPECT_THAT(refused.message(), HasSubstr("draining"));
+  // The same through the gRPC adapter, with the code a peer's drain sees.
+  const grpc::Status over_grpc = AdoptOverGrpc(a, "forest", 6);
+  EXPECT_EQ(over_grpc.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(rpc::FromGrpc(over_grpc).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(adopted.load(), 1) << "a draining shard ran the adopter";
+  EXPECT_TRUE(fleet_.sink->Contains("zone adoption refused")) << fleet_.sink->Text();
+}
+
+// Stop() waits for the work already in flight on the blocking pool: an Adopt being carried out
+// (here held in its adopter) keeps Stop() from returning until it is done, so the shard can be
+// destroyed as soon as Stop() returns. One that comes after is refused without running.
+TEST_F(WorldShardTest, StopWaitsForAnAdoptionInFlight) {
+  // How long Stop() is watched not returning while the adoption is held.
+  constexpr auto kHeld = std::chrono::milliseconds(300);
+  Node& a = StartNode({"a", {"lobby", "town"}});
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false, release = false;  // guarded by mu
+  std::atomic<int> adoptions{0};
+  a.shard->SetAdopter([&](const std::string&, uint64_t) {
+    ++adoptions;
+    std::unique_lock lock(mu);
+    entered = true;
+    cv.notify_all();
+    cv.wait_for(lock, kWait, [&] { return release; });
+    return Status::Ok();
+  });
+  std::future<grpc::Status> adopt =
+      std::async(std::launch::async, [&] { return AdoptOverGrpc(a, "forest", 4); });
+  {
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, kWait, [&] { return entered; })) << "the adopter never ran";
+  }
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    a.shard->Stop();
+    stopped = true;
+  });
+  const bool returned_early = Eventually([&] { return stopped.load(); }, kHeld);
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  EXPECT_FALSE(returned_early) << "Stop() returned while an adoption was still running";
+  EXPECT_TRUE(Eventually([&] { return stopped.load(); })) << "Stop() never returned";
+  stopper.join();
+  const grpc::Status adopted = adopt.get();
+  EXPECT_TRUE(adopted.ok()) << adopted.error_message();
+
+  // Stopped: refused at once, and the adopter is not run.
+  EXPECT_EQ(Adopt(a, "forest", 5).code(), StatusCode::kUnavailable);
+  EXPECT_EQ(adoptions.load(), 1);
+}
+
+// Shards in one process reach each other through InProcessWorldPeers: a walk into a zone the
+// other shard owns is handed over by calling its core, with no gRPC between the two (b's
+// server is shut down first, so a handoff over gRPC could not arrive), and so are Adopt and
+// Describe.
+TEST_F(WorldShardTest, ShardsInOneProcessCallEachOtherDirectly) {
+  Node& a = StartNode({.shard_id = "a", .zones = {"lobby", "town"}, .peers = &in_process_peers_});
+  Node& b = StartNode({.shard_id = "b", .zones = {"lobby", "forest"}, .peers = &in_process_peers_});
+  in_process_peers_.Add(a.endpoint, *a.shard);
+  in_process_peers_.Add(b.endpoint, *b.shard);
+  a.shard->RefreshRoutes();
+  ASSERT_TRUE(a.shard->IsRemote("forest"));
+  std::atomic<int> adopted{0};
+  b.shard->SetAdopter([&](const std::string&, uint64_t) {
+    ++adopted;
+    return Status::Ok();
+  });
+  b.server->Shutdown(std::chrono::system_clock::now());
+
+  const int64_t account = CreateAccount("alice");
+  CreateCharacter(account, "Alice", "town:west_gate");
+  GateStream gate_a(*a.stub, "gate-1");
+  gate_a.Attach(1, Assertion(account, "Alice"));
+  auto attached = gate_a.NextAttached(1);
+  ASSERT_TRUE(attached.has_value());
+  ASSERT_EQ(attached->code(), kCodeOk) << attached->message();
+  gate_a.OutputUntil(1, "The West Gate");
+
+  gate_a.Input(1, "west");
+  auto redirect = gate_a.NextRedirect(1);
+  ASSERT_TRUE(redirect.has_value()) << "no redirect from shard a";
+  EXPECT_EQ(redirect->shard_id(), "b");
+  EXPECT_EQ(redirect->endpoint(), b.endpoint);
+  EXPECT_EQ(b.host->ZoneOf("alice"), "forest");
+  auto placement = PlacementOf("alice");
+  ASSERT_TRUE(placement.has_value());
+  EXPECT_EQ(placement->shard, "b");
+  EXPECT_EQ(placement->epoch, 2u);
+
+  const Status s = a.shard->CallAdopt({"b", b.endpoint, 3, kLeaseTtlMs}, "forest", 3);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(adopted.load(), 1);
+  EXPECT_EQ(a.shard->FindPackDivergence(), std::nullopt);
+  // A world nobody added is not reachable in process.
+  EXPECT_EQ(in_process_peers_.Adopt("nowhere:1", {}, 1000).code(), StatusCode::kUnavailable);
+  in_process_peers_.Remove(b.endpoint);
+  in_process_peers_.Remove(a.endpoint);
 }
 
 // A gate has one live stream per shard: a second stream naming a gate id that is live on

@@ -39,6 +39,8 @@ class DrainHandOver {
   // From now on, logins of characters not already here are refused (they are routed again).
   virtual void BeginDrain() = 0;
   // Asks `to` to adopt `zone`, whose lease this shard has just moved to it at `epoch`.
+  // DeadlineExceeded, UnknownResult or Cancelled: no answer, so maybe adopted; any other error
+  // is the peer's refusal.
   virtual Status CallAdopt(const directory::ZoneOwner& to, const std::string& zone,
                            uint64_t epoch) = 0;
   // Hands players frozen out of a zone now owned by `to` over to it; `done(redirected,
@@ -58,6 +60,8 @@ struct DrainResult {
   bool complete = false;  // every zone's players settled before the deadline
   size_t zones_moved = 0;
   size_t zones_left = 0;  // still handing over at the deadline
+  // Moved, but the peer's Adopt did not answer in time: maybe adopted (handed over as if).
+  size_t zones_adoption_unknown = 0;
   size_t redirected = 0;  // handed to a peer, socket open
   size_t reclaimed = 0;   // saved and routed again by their gates
   int64_t took_ms = 0;

@@ -1,6 +1,7 @@
-// WorldShard: the fleet side of a `telos world` process (DESIGN.md sections 2 and 5).
-//
-// It serves the World gRPC service:
+// WorldShard: the fleet side of a `telos world` process (DESIGN.md sections 2 and 5), free of
+// any transport. It answers the calls of the World service (schema/proto/telos/v1/fleet.proto)
+// as plain calls; WorldService (world_service.h) is the thin gRPC adapter in front of them, and a
+// gate or a peer in the same process calls them directly:
 //   - Play: one bidirectional stream per gate. A gate attaches a session with the player's
 //     signed assertion (verified offline with the account service's public key; the character is
 //     then loaded, claimed — minting its owner_epoch from max(directory, row) — and admitted) or
@@ -15,6 +16,11 @@
 //     record moves with a strictly greater epoch (a stale or replayed snapshot is refused), the
 //     character is claimed and admitted at once, and waits (buffering output) for its gate to
 //     attach with the token.
+//   - Adopt: a draining peer moved a zone's lease here; the zone starts now (SetAdopter). A
+//     shard that is draining itself adopts nothing (FailedPrecondition).
+//   - Describe: this shard's id, version and content pack.
+// Its own calls to other shards (a handoff to the zone's owner, an adoption asked by a drain,
+// Describe at boot) go through WorldPeers (world_peers.h), gRPC or in-process.
 // It implements world::FleetHooks for the host: a player walking into a zone another shard owns
 // is frozen, signed over to that shard, and their gate is told to re-attach there (Redirect) —
 // the player's socket never closes. Every residency is registered in the directory (through
@@ -31,15 +37,19 @@
 // (stream, session) at a time: attaching it anywhere unbinds it from where it was, so input
 // sent there no longer reaches it.
 //
-// Every method checks its caller's token first (WorldShardOptions::gate_token, world_token).
+// Callers are authenticated by the transport (WorldService checks the caller tokens); a caller
+// in the process is trusted.
 //
-// Threading: gRPC callbacks run on gRPC's threads; directory and store calls run on `blocking`;
-// timers on `io`. Shared state is guarded by one mutex (never held across a call into the host
-// or a store).
+// Threading: the calls come on any thread (gRPC's, a gate's strand, a peer's blocking thread);
+// directory and store calls run on `blocking`; timers on `io`. Shared state is guarded by one
+// mutex (never held across a call into the host or a store). Every task this shard hands to
+// `blocking` or `io` is work in flight: Stop() waits for the ones already started and later ones
+// are refused (InFlightGate), so once Stop() returns nothing of this shard runs.
 #pragma once
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -61,9 +71,10 @@
 #include "telos/shard/placement_writer.h"
 #include "telos/shard/shard_drain.h"
 #include "telos/shard/store_ports.h"
+#include "telos/shard/world_peers.h"
 #include "telos/store/character_store.h"
 #include "telos/store/checkpoint_store.h"
-#include "telos/v1/fleet.grpc.pb.h"
+#include "telos/v1/fleet.pb.h"
 #include "telos/world/world_host.h"
 
 namespace telos::shard {
@@ -77,28 +88,19 @@ struct WorldShardOptions {
   int64_t handoff_deadline_ms = 3'000;  // one Handoff RPC
   int64_t handoff_ttl_ms = 15'000;      // how long a signed snapshot is valid
   int64_t route_refresh_ms = 1'000;     // how often the zone -> owner cache is re-read
-  // Caller tokens, one per role, so that one role's token opens nothing of the other's: gates
-  // present `gate_token` on Play; worlds present `world_token` on Handoff, Adopt and Describe,
-  // and this shard presents it on its own calls to peers. A call without the method's token is
-  // refused (UNAUTHENTICATED; PERMISSION_DENIED when it carries the other role's). An empty
-  // token accepts every caller of its methods (TELOS_ALLOW_INSECURE).
-  std::string gate_token;
-  std::string world_token;
 };
 
 class StreamHandle;
 class SessionSink;
 
-class WorldShard final : public world::FleetHooks,
-                         public DrainHandOver,
-                         public rpc::InProcessPlay,
-                         public telos::v1::World::CallbackService {
+class WorldShard final : public world::FleetHooks, public DrainHandOver, public rpc::InProcessPlay {
  public:
+  // `peers` carries this shard's calls to other shards; it must outlive this object.
   WorldShard(WorldShardOptions options, world::WorldHost& host, directory::Directory& directory,
              store::CharacterStore& characters, StorePersistence& persistence,
              const auth::KeyRing& assertion_keys, const auth::SigningKey& handoff_key,
-             boost::asio::io_context& io, BlockingRunner blocking, const Clock& clock, Logger& log,
-             Metrics& metrics);
+             WorldPeers& peers, boost::asio::io_context& io, BlockingRunner blocking,
+             const Clock& clock, Logger& log, Metrics& metrics);
   ~WorldShard() override;
 
   // Loads read checkpoints too and play the freshest of row and checkpoint (invariant 8).
@@ -120,7 +122,9 @@ class WorldShard final : public world::FleetHooks,
 
   // Starts the placement writer and the route refresher.
   void Start();
-  // Stops taking new attaches and handoffs; stops the background work.
+  // Stops taking new attaches and handoffs; stops the background work and waits for the work
+  // in flight (a handoff or adoption being answered, an attach loading, a save on its way).
+  // REQUIRES: not called from a task of this shard's.
   void Stop();
 
   // world::FleetHooks
@@ -129,22 +133,23 @@ class WorldShard final : public world::FleetHooks,
   void Resident(const std::string& name_key, const std::string& zone) override;
   void Quit(const std::string& name_key, const std::string& zone) override;
 
-  // telos::v1::World
-  grpc::ServerBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame>* Play(
-      grpc::CallbackServerContext* context) override;
+  // ---- the World calls, transport-free
   // rpc::InProcessPlay: a Play stream from a gate in this process (telos serve). The same
-  // stream logic as Play, without a socket; a caller in the process needs no token.
+  // stream logic as over gRPC (WorldService::Play), without a socket.
   std::shared_ptr<rpc::PlayShardEnd> OpenPlay(std::shared_ptr<rpc::PlayGateEnd> gate) override;
-  grpc::ServerUnaryReactor* Handoff(grpc::CallbackServerContext* context,
-                                    const telos::v1::SignedBlob* request,
-                                    telos::v1::HandoffReply* reply) override;
-  // A draining peer has moved a zone's lease to this shard: start hosting it now.
-  grpc::ServerUnaryReactor* Adopt(grpc::CallbackServerContext* context,
-                                  const telos::v1::AdoptRequest* request,
-                                  telos::v1::Empty* reply) override;
-  grpc::ServerUnaryReactor* Describe(grpc::CallbackServerContext* context,
-                                     const telos::v1::Empty* request,
-                                     telos::v1::ShardDescription* reply) override;
+  // A player handed over by another shard (see the top of this file). `done` gets the reply
+  // (naming this shard) or why the snapshot was refused, exactly once: on a blocking thread, or
+  // at once, Unavailable, when the shard has stopped.
+  void Handoff(const telos::v1::SignedBlob& snapshot,
+               std::function<void(Result<telos::v1::HandoffReply>)> done);
+  // A draining peer has moved a zone's lease to this shard: start hosting it now (the adopter).
+  // FailedPrecondition while this shard drains itself: it is giving its zones away. `done` runs
+  // exactly once, as for Handoff.
+  void Adopt(const telos::v1::AdoptRequest& request, std::function<void(Status)> done);
+  // This shard's id, version and content pack. Does not block.
+  telos::v1::ShardDescription Describe() const;
+  // For a Play transport: counts output shed for a gate too far behind to take it.
+  prometheus::Counter* play_outputs_dropped() { return &outputs_dropped_; }
 
   // Asks every live peer in the directory (bounded per peer) which content pack it runs; the
   // first whose hash differs from ours, as "shard <id> runs pack <name> <hash>", or nullopt.
@@ -227,10 +232,11 @@ class WorldShard final : public world::FleetHooks,
   static void UnbindPrevious(const std::pair<std::shared_ptr<StreamHandle>, uint64_t>& previous,
                              const std::shared_ptr<StreamHandle>& stream, uint64_t session,
                              const std::string& name_key);
-  // OK, or why the caller of `method` is refused (logged); `expected` is the method's token.
-  grpc::Status Authorize(const grpc::CallbackServerContext& context, const char* method,
-                         const std::string& expected, const std::string& other_role) const;
+  // Runs `task` on the blocking pool as work in flight (Stop() waits for it). False, and
+  // nothing runs, once Stop() has begun: the caller settles what the task would have.
+  [[nodiscard]] bool Spawn(std::function<void()> task);
   Status AcceptHandoff(const std::string& blob);
+  Status AdoptZone(const telos::v1::AdoptRequest& request);
   std::string FreshestState(const store::CharacterRecord& row);
   // A live Play stream from the gate `gate_id`, or null.
   std::shared_ptr<StreamHandle> GateStream(const std::string& gate_id);
@@ -245,8 +251,6 @@ class WorldShard final : public world::FleetHooks,
   void Forget(const std::string& name_key, const std::string& zone, bool tombstone);
   void StartLinkDeadTimer(const std::string& name_key, std::shared_ptr<SessionSink> sink);
   Status CallHandoff(const std::string& endpoint, const std::string& blob);
-  // The cached stub for a peer world (one channel per endpoint, kept for the shard's life).
-  telos::v1::World::Stub& PeerStub(const std::string& endpoint);
   void ScheduleRefresh();
 
   const WorldShardOptions options_;
@@ -258,6 +262,7 @@ class WorldShard final : public world::FleetHooks,
   const auth::KeyRing assertion_keys_;
   const auth::SigningKey& handoff_key_;
   auth::KeyRing handoff_verify_keys_;
+  WorldPeers& peers_;
   boost::asio::io_context& io_;
   const BlockingRunner blocking_;
   const Clock& clock_;
@@ -277,12 +282,12 @@ class WorldShard final : public world::FleetHooks,
   mutable std::mutex mu_;
   std::map<std::string, ResidentEntry> residents_;  // guarded by mu_; by name key
   std::set<std::string> entering_;  // guarded by mu_; name keys an AttachLogin is loading
-  std::map<std::string, directory::ZoneOwner> remote_owners_;             // guarded by mu_; by zone
-  std::map<std::string, std::unique_ptr<telos::v1::World::Stub>> peers_;  // guarded by mu_
-  std::vector<std::weak_ptr<StreamHandle>> streams_;                      // guarded by mu_
-  bool draining_ = false;                                                 // guarded by mu_
-  bool stopping_ = false;                                                 // guarded by mu_
-  // Stop() waits for the route refresher and link-dead timers in flight; later ones do nothing.
+  std::map<std::string, directory::ZoneOwner> remote_owners_;  // guarded by mu_; by zone
+  std::vector<std::weak_ptr<StreamHandle>> streams_;           // guarded by mu_
+  bool draining_ = false;                                      // guarded by mu_
+  bool stopping_ = false;                                      // guarded by mu_
+  // Stop() waits for the blocking tasks, route refreshes and timers in flight; later ones are
+  // refused (Spawn) or do nothing (Wrap).
   std::shared_ptr<InFlightGate> in_flight_;
 };
 
