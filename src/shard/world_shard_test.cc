@@ -1116,6 +1116,36 @@ TEST_F(WorldShardTest, ShardsInOneProcessCallEachOtherDirectly) {
   in_process_peers_.Remove(a.endpoint);
 }
 
+// Why a drain must read an Adopt that timed out at its caller as "maybe applied": the peer
+// carries the adoption out all the same, after the caller stopped waiting.
+TEST_F(WorldShardTest, AnAdoptionThatOutlivesItsCallersDeadlineIsStillCarriedOut) {
+  constexpr int64_t kCallerDeadlineMs = 50;
+  Node& a = StartNode({.shard_id = "a", .zones = {"lobby", "town"}, .peers = &in_process_peers_});
+  in_process_peers_.Add(a.endpoint, *a.shard);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;  // guarded by mu
+  std::atomic<int> adopted{0};
+  a.shard->SetAdopter([&](const std::string&, uint64_t) {
+    std::unique_lock lock(mu);
+    cv.wait_for(lock, kWait, [&] { return release; });
+    ++adopted;
+    return Status::Ok();
+  });
+  telos::v1::AdoptRequest request;
+  request.set_zone("forest");
+  request.set_epoch(4);
+  const Status timed_out = in_process_peers_.Adopt(a.endpoint, request, kCallerDeadlineMs);
+  EXPECT_EQ(timed_out.code(), StatusCode::kDeadlineExceeded) << timed_out.ToString();
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  EXPECT_TRUE(Eventually([&] { return adopted.load() == 1; })) << "the adoption was dropped";
+  in_process_peers_.Remove(a.endpoint);
+}
+
 // A gate has one live stream per shard: a second stream naming a gate id that is live on
 // another is refused, and takes nothing over (a login there would have taken Alice from the
 // first stream). Once the first stream has ended the id is free again.
