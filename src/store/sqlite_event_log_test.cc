@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -72,6 +73,32 @@ TEST(SqliteEventLog, StreamsKeepTheirSizeBound) {
   ASSERT_TRUE(got.WaitForCount(3));
   EXPECT_EQ(got.datas(), (std::vector<std::string>{"3", "4", "5"}));
   EXPECT_EQ(got.seen().front().stream_sequence, 3u);
+}
+
+TEST(SqliteEventLog, EachStreamKeepsItsAgeBoundWhateverTheOthersDo) {
+  ManualClock clock;
+  TempDir dir;
+  auto log = SqliteEventLog::Open({.path = dir.File("e.db"), .synchronous_full = false}, clock);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  for (const char* name : {"BUSY", "QUIET"}) {
+    const std::string subjects = std::string(name) + ".>";
+    const bus::StreamSpec spec{
+        .name = name, .subjects = subjects, .max_age_ms = 5'000, .duplicate_window_ms = 1'000};
+    ASSERT_TRUE((*log)->EnsureStream(spec).ok());
+  }
+  ASSERT_TRUE((*log)->Publish("QUIET.x", "old", "").ok());
+  // The busy stream is published to more often than the prune interval, for longer than the
+  // quiet stream's age bound.
+  for (int i = 0; i < 20; ++i) {
+    clock.Advance(std::chrono::milliseconds(500));
+    ASSERT_TRUE((*log)->Publish("BUSY.x", std::to_string(i), "").ok());
+  }
+  ASSERT_TRUE((*log)->Publish("QUIET.x", "new", "").ok());  // "old" is 10 s old by now
+  bus::testing::Recorder got;
+  auto consumer = (*log)->Consume({.stream = "QUIET", .durable = "c"}, got.Handler());
+  ASSERT_TRUE(consumer.ok()) << consumer.status().ToString();
+  ASSERT_TRUE(got.WaitForCount(1));
+  EXPECT_EQ(got.datas().front(), "new");
 }
 
 TEST(SqliteEventLog, AStreamCannotChangeItsSubjects) {

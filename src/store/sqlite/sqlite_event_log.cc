@@ -55,7 +55,9 @@ struct SqliteEventLog::Core {
   std::map<std::string, bus::StreamSpec> streams;
   std::set<std::pair<std::string, std::string>> running;  // (stream, durable)
   uint64_t publishes = 0;
-  int64_t last_age_prune_ms = 0;
+  // Per stream: a single time shared by all would let a busy stream's prunes keep a quieter
+  // one's from ever running, and its old events would stay past max_age_ms.
+  std::map<std::string, int64_t> last_age_prune_ms;
 
   Status LoadStreams() {
     TELOS_SQL_QUERY(q, *conn,
@@ -130,12 +132,13 @@ struct SqliteEventLog::Core {
                      .Run("pruning a stream to its size");
       if (!s.ok()) return s;
     }
-    if (spec.max_age_ms > 0 && now_ms - last_age_prune_ms >= kAgePruneEveryMs) {
+    int64_t& last_pruned_ms = last_age_prune_ms[spec.name];
+    if (spec.max_age_ms > 0 && now_ms - last_pruned_ms >= kAgePruneEveryMs) {
       TELOS_SQL_QUERY(q, *conn, "DELETE FROM event_log WHERE stream = ?1 AND published_ms < ?2");
       Status s =
           q.Bind(1, spec.name).Bind(2, now_ms - spec.max_age_ms).Run("pruning a stream to its age");
       if (!s.ok()) return s;
-      last_age_prune_ms = now_ms;
+      last_pruned_ms = now_ms;
     }
     return Status::Ok();
   }
