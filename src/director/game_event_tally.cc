@@ -54,9 +54,12 @@ bus::Disposition GameEventTally::Handle(const bus::DurableEvent& event) {
     ++(*applied == store::Applied::kApplied ? applied_ : duplicates_);
     return bus::Disposition::kAck;
   }
-  const StatusCode code = applied.status().code();
-  if (code == StatusCode::kUnavailable || code == StatusCode::kUnknownResult) {
-    return bus::Disposition::kRetry;  // the store is away: the same event, again, later
+  // Only the event's own fault (the store refusing its fields) is poison. Anything else, the
+  // store away (kUnavailable, kUnknownResult) or slow (a statement timeout is
+  // kDeadlineExceeded) or failing for a reason of its own, says nothing about the event: it is
+  // retried, and parked after max_deliveries, rather than dropped at the first try.
+  if (applied.status().code() != StatusCode::kInvalidArgument) {
+    return bus::Disposition::kRetry;
   }
   ++poisoned_;
   logger_.Warn("game event poisoned", {{"subject", event.subject},

@@ -5,11 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "telos/base/clock.h"
 #include "telos/base/log.h"
@@ -97,6 +101,45 @@ TEST_F(GameEventTallyTest, EachKillCountsOnceWhateverArrivesTwice) {
   ASSERT_TRUE(WaitUntil([&] { return (*tally)->applied() == 3; }));
   EXPECT_EQ((*tally)->poisoned(), 1u);
   EXPECT_EQ(Kills(), 3);
+}
+
+// The real store behind a first answer of the caller's choosing, as a slow or failing database
+// gives it (a PostgreSQL statement timeout is kDeadlineExceeded).
+class FailingOnce final : public store::RecordsStore {
+ public:
+  FailingOnce(store::RecordsStore& real, Status first) : real_(real), first_(std::move(first)) {}
+  Result<store::Applied> Apply(std::string_view consumer, const store::GameEvent& event) override {
+    if (!failed_.exchange(true)) return first_;
+    return real_.Apply(consumer, event);
+  }
+  Result<std::vector<store::Tally>> Tallies() override { return real_.Tallies(); }
+  Result<int64_t> Watermark(std::string_view consumer, std::string_view source) override {
+    return real_.Watermark(consumer, source);
+  }
+
+ private:
+  store::RecordsStore& real_;
+  const Status first_;
+  std::atomic<bool> failed_{false};
+};
+
+TEST_F(GameEventTallyTest, AStoreErrorThatIsNotTheEventsFaultIsRetriedNotDropped) {
+  Publish(Kill("world-1", 1), "kill-1");
+  const std::vector<Status> errors{Status::DeadlineExceeded("statement timeout"),
+                                   Status::Internal("the database misbehaved")};
+  for (size_t i = 0; i < errors.size(); ++i) {
+    SCOPED_TRACE(errors[i].ToString());
+    // Each error meets the event afresh: a consumer of its own, with its own watermark.
+    FailingOnce records(store_->records(), errors[i]);
+    const GameEventTallyOptions options{.durable = "tally-" + std::to_string(i),
+                                        .retry_delay_ms = 10};
+    auto tally = GameEventTally::Start(*log_, records, logger_, options);
+    ASSERT_TRUE(tally.ok()) << tally.status().ToString();
+    ASSERT_TRUE(WaitUntil([&] { return (*tally)->applied() + (*tally)->poisoned() == 1; }));
+    EXPECT_EQ((*tally)->poisoned(), 0u);
+    EXPECT_EQ((*tally)->applied(), 1u);
+    EXPECT_EQ(Kills(), static_cast<int64_t>(i) + 1);
+  }
 }
 
 TEST_F(GameEventTallyTest, ANewLeaderResumesWithoutCountingAgain) {

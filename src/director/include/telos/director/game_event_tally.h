@@ -5,9 +5,9 @@
 //
 // Each event arrives at least once, in stream order (telos/bus/durable.h); RecordsStore's
 // per-source watermark turns that into exactly once. An event that cannot be decoded or is
-// refused by the store as malformed is rejected (poisoned: dropped, logged, counted); one the
-// store cannot take right now (kUnavailable, kUnknownResult) is retried, and parked after the
-// consumer's max_deliveries.
+// refused by the store as malformed (kInvalidArgument) is rejected (poisoned: dropped, logged,
+// counted); on any other error (the store away, slow or failing) it is retried, and parked after
+// the consumer's max_deliveries.
 //
 // Ownership: borrows the streams, the store and the logger, which must outlive it.
 #pragma once
