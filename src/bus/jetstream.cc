@@ -2,6 +2,7 @@
 
 #include <nats/nats.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -304,7 +305,12 @@ Status JetStreamStreams::EnsureStream(const StreamSpec& spec) {
   config.Replicas = core_->options.replicas;
   config.MaxAge = spec.max_age_ms * kNsPerMs;
   config.MaxMsgs = spec.max_messages > 0 ? spec.max_messages : -1;
-  config.Duplicates = spec.duplicate_window_ms * kNsPerMs;
+  // The server refuses a duplicate window longer than the age bound; no event outlives that
+  // bound, so none could be found a duplicate past it anyway (the SQLite log behaves the same).
+  const int64_t window_ms = spec.max_age_ms > 0
+                                ? std::min(spec.duplicate_window_ms, spec.max_age_ms)
+                                : spec.duplicate_window_ms;
+  config.Duplicates = window_ms * kNsPerMs;
   jsStreamInfo* raw = nullptr;
   jsErrCode code = static_cast<jsErrCode>(0);
   natsStatus s = js_AddStream(&raw, core_->js, &config, nullptr, &code);

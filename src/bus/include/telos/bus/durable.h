@@ -56,7 +56,8 @@ struct StreamSpec {
   std::string subjects;      // one subject pattern, e.g. "events.>"
   int64_t max_age_ms = 0;    // events older than this are dropped; 0 keeps them forever
   int64_t max_messages = 0;  // the oldest beyond this are dropped; 0 means no bound
-  int64_t duplicate_window_ms = kDuplicateWindowMsDefault;  // > 0
+  // > 0; a window longer than a non-zero max_age_ms is cut to it (no event outlives that).
+  int64_t duplicate_window_ms = kDuplicateWindowMsDefault;
 };
 
 struct ConsumerSpec {

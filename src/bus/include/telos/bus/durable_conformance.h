@@ -273,6 +273,22 @@ TYPED_TEST_P(DurableConformance, AFilterSubjectSelectsAndEachDurableGetsItsOwnCo
   EXPECT_EQ(all.datas(), this->Names(1, 5));
 }
 
+TYPED_TEST_P(DurableConformance, AnAgeBoundShorterThanTheDuplicateWindowIsAccepted) {
+  // The default duplicate window (two minutes) with a shorter age bound: the window is cut to
+  // the age, on every backend, and the stream goes on deduplicating.
+  StreamSpec spec;
+  spec.name = this->stream_;
+  spec.subjects = "ev" + this->prefix_ + ".>";
+  spec.max_age_ms = 60'000;
+  Status s = this->Streams().EnsureStream(spec);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  auto first = this->Streams().Publish(this->Subject("a"), "d", "id-1");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto again = this->Streams().Publish(this->Subject("a"), "d", "id-1");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(again->duplicate);
+}
+
 TYPED_TEST_P(DurableConformance, BadCallsAreRefusedWithClearErrors) {
   StreamSpec bad;
   bad.name = "no spaces";
@@ -307,6 +323,7 @@ REGISTER_TYPED_TEST_SUITE_P(DurableConformance, EventsPublishedBeforeAConsumerEx
                             AnEventRetriedMaxDeliveriesTimesIsParked,
                             ARejectedEventIsDroppedAndCounted, AMsgIdIsStoredOnceWithinTheWindow,
                             AFilterSubjectSelectsAndEachDurableGetsItsOwnCopy,
+                            AnAgeBoundShorterThanTheDuplicateWindowIsAccepted,
                             BadCallsAreRefusedWithClearErrors);
 
 }  // namespace telos::bus::testing
