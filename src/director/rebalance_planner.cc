@@ -263,33 +263,32 @@ Result<RebalancePlan> PlanRebalance(const RebalanceInput& input, const Rebalance
   }
   std::vector<std::string_view> group_names;
   group_names.reserve(input.colocation_groups.size());
+  // Every grouped zone's group, reported or not (an in-flight zone may be reported by nobody).
+  std::map<std::string_view, int64_t> group_of;
   for (size_t g = 0; g < input.colocation_groups.size(); ++g) {
     const ColocationGroup& group = input.colocation_groups[g];
     group_names.push_back(group.name.empty() ? std::string_view(*std::min_element(
                                                    group.zones.begin(), group.zones.end()))
                                              : std::string_view(group.name));
     for (const std::string& id : group.zones) {
+      group_of[id] = static_cast<int64_t>(g);
       if (ZoneRow* z = find_zone(id)) z->group = static_cast<int64_t>(g);
     }
   }
 
   // In-flight moves: the zone is locked and its players are counted on the target already. A
-  // colocation group's zones going the same way are one move.
-  std::set<std::tuple<std::string_view, std::string_view, std::string_view>> flights;
+  // colocation group's zones going the same way are one move. A flight is known by its group's
+  // index, or by its zone when it is in no group (group -1), never by a name: group names are
+  // free text and need not differ from each other or from zone ids.
+  std::set<std::tuple<int64_t, std::string_view, std::string_view, std::string_view>> flights;
   for (const InFlightMove& m : input.in_flight) {
     ZoneRow* z = find_zone(m.zone);
-    std::string_view unit = m.zone;
-    if (z != nullptr && z->group >= 0) unit = group_names[static_cast<size_t>(z->group)];
-    if (z == nullptr) {
-      // Reported by nobody: it may still be in a group.
-      for (size_t g = 0; g < input.colocation_groups.size(); ++g) {
-        const auto& members = input.colocation_groups[g].zones;
-        if (std::find(members.begin(), members.end(), m.zone) != members.end()) {
-          unit = group_names[g];
-        }
-      }
+    const auto grouped = group_of.find(m.zone);
+    if (grouped != group_of.end()) {
+      flights.insert({grouped->second, std::string_view(), m.from, m.to});
+    } else {
+      flights.insert({-1, m.zone, m.from, m.to});
     }
-    flights.insert({unit, m.from, m.to});
     if (z == nullptr) continue;  // nothing to lock or count
     z->in_flight = true;
     const size_t from = find_shard(m.from);

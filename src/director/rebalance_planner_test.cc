@@ -149,6 +149,30 @@ TEST(RebalancePlannerTest, StopsAtTheInFlightBoundAndCountsAGroupsZonesAsOneMove
   EXPECT_EQ(plan.stop, PlanStop::kInFlightFull);
 }
 
+// Group names are free text: two groups may share one, or share a zone's id. Their in-flight
+// moves are still separate moves, each counted against the bound.
+TEST(RebalancePlannerTest, InFlightMovesOfGroupsAreCountedApartWhateverTheirNames) {
+  RebalanceInput input = Skewed();
+  input.zones.push_back({"d1", "a", 5});
+  input.zones.push_back({"d2", "a", 5});
+  input.zones.push_back({"e1", "a", 5});
+  input.zones.push_back({"e2", "a", 5});
+  input.colocation_groups = {{"dungeon", {"d1", "d2"}}, {"dungeon", {"e1", "e2"}}};
+  input.in_flight = {{"d1", "a", "b"}, {"d2", "a", "b"}, {"e1", "a", "b"}, {"e2", "a", "b"}};
+  RebalancePlan plan = Plan(input, Config(10, 2));
+  EXPECT_EQ(plan.moves_in_flight, 2);
+  EXPECT_TRUE(plan.moves.empty());
+  EXPECT_EQ(plan.stop, PlanStop::kInFlightFull);
+
+  // A group named like a zone outside it.
+  input.colocation_groups = {{"cave", {"d1", "d2"}}};
+  input.in_flight = {{"d1", "a", "b"}, {"d2", "a", "b"}, {"cave", "a", "b"}};
+  plan = Plan(input, Config(10, 2));
+  EXPECT_EQ(plan.moves_in_flight, 2);
+  EXPECT_TRUE(plan.moves.empty());
+  EXPECT_EQ(plan.stop, PlanStop::kInFlightFull);
+}
+
 TEST(RebalancePlannerTest, CountsInFlightPlayersOnTheirTarget) {
   RebalanceInput input = Skewed();
   input.in_flight = {{"town", "a", "c"}};
