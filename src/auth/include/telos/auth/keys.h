@@ -123,9 +123,13 @@ struct KeyRotation {
 
 // Rotates the pair `<dir>/<name>.key` / `<dir>/<name>.pub` in place: the pair becomes
 // `<name>.previous.key` / `<name>.previous.pub` (replacing, and so retiring for good, the pair
-// two rotations old) and a fresh pair takes the plain names. The names stay fixed so that a
-// fleet configured once (current = `<name>.pub`, previous = `<name>.previous.pub`) needs no
-// configuration change per rotation, only restarts in the right order.
+// two rotations old) and a fresh pair takes the plain names. The names stay fixed so that
+// verifiers configured once (current = `<name>.pub`, previous = `<name>.previous.pub`) need no
+// configuration change per rotation, only restarts in the right order. Signers do: from the
+// moment this returns `<name>.key` is the new key, so a signer that starts (on purpose or after
+// a crash) before every verifier holds the new public key must be given `<name>.previous.key`,
+// or its documents are refused as of an unknown key (for the handoff key, which every world
+// signs with, that is the whole first pass of the roll).
 // NotFound when there is no pair to rotate; FailedPrecondition when `<name>.pub` is not the
 // public half of `<name>.key` (the files were mixed up: rotating would retire the wrong key);
 // AlreadyExists when `<name>.next.*` is left from an interrupted rotation (delete it to retry).
