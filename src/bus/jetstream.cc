@@ -42,7 +42,15 @@ Status FromJs(natsStatus s, jsErrCode code, std::string_view what) {
   if (s == NATS_NOT_PERMITTED || s == NATS_CONNECTION_AUTH_FAILED) {
     return Status::PermissionDenied(std::move(message));
   }
-  return Status::Unavailable(std::move(message));
+  // No answer from JetStream (code 0: the connection, a timeout) or a passing state of the
+  // cluster is an outage; any other answer is a refusal (an invalid configuration, JetStream not
+  // enabled, replicas it cannot place), which retrying the same call cannot cure.
+  const bool passing = static_cast<int>(code) == 0 || code == JSClusterNoPeersErr ||
+                       code == JSClusterNotAvailErr || code == JSClusterNotLeaderErr ||
+                       code == JSInsufficientResourcesErr || code == JSStreamOfflineErr ||
+                       code == JSConsumerOfflineErr;
+  return passing ? Status::Unavailable(std::move(message))
+                 : Status::FailedPrecondition(std::move(message));
 }
 
 struct StreamInfoDeleter {

@@ -107,6 +107,22 @@ INSTANTIATE_TYPED_TEST_SUITE_P(JetStream, DurableConformance, JetStreamBackend);
 namespace telos::bus {
 namespace {
 
+// A request JetStream itself refuses is not reported as an outage: retrying cannot help.
+TEST(JetStreamErrors, AConfigurationTheServerRefusesIsAFailedPrecondition) {
+  const char* url = std::getenv("TELOS_NATS");
+  ASSERT_TRUE(url != nullptr && *url != '\0') << "TELOS_NATS is not set";
+  Logger logger("jetstream-test", LogLevel::kWarn);
+  JetStreamOptions options = TestOptions(url);
+  options.replicas = 3;  // a single server cannot place three copies
+  auto streams = JetStreamStreams::Connect(options, logger);
+  ASSERT_TRUE(streams.ok()) << streams.status().ToString();
+  ASSERT_TRUE(WaitUntil([&] { return (*streams)->connected(); }));
+  const std::string name = "S" + RandomLetters();
+  Status s = (*streams)->EnsureStream({.name = name, .subjects = "ev" + RandomLetters() + ".>"});
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
+  DeleteStream(url, name);
+}
+
 // Events stored before the server dies are still there after it restarts on the same store; a
 // consumer that ran through the outage resumes on its own; publishing while down is refused.
 TEST(JetStreamOutage, EventsAndConsumersSurviveAServerRestart) {

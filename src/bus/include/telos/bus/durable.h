@@ -35,7 +35,8 @@
 //
 // Errors: kInvalidArgument for a malformed name, subject or spec and for data over
 // kMessageBytesMax; kUnavailable while the backend cannot store or deliver (nothing was stored);
-// kNotFound (Consume) for a stream that does not exist.
+// kNotFound (Consume) for a stream that does not exist; kFailedPrecondition when the broker
+// refuses the request itself (a configuration it will not take): retrying cannot help.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +55,9 @@ struct StreamSpec {
 
   std::string name;          // [A-Za-z0-9_-]+, at most 64 bytes
   std::string subjects;      // one subject pattern, e.g. "events.>"
-  int64_t max_age_ms = 0;    // events older than this are dropped; 0 keeps them forever
+  // Events older than this are dropped (JetStream on time; the SQLite log when the stream is
+  // next published to, at most once a second); 0 keeps them forever.
+  int64_t max_age_ms = 0;
   int64_t max_messages = 0;  // the oldest beyond this are dropped; 0 means no bound
   // > 0; a window longer than a non-zero max_age_ms is cut to it (no event outlives that).
   int64_t duplicate_window_ms = kDuplicateWindowMsDefault;

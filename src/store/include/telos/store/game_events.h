@@ -4,6 +4,12 @@
 // published on GameEventSubject(kind) with GameEventMsgId(event) as its deduplication id, so a
 // publisher that repeats itself within the stream's window is stored once, and the consumer's
 // watermark absorbs anything later.
+//
+// What a publisher must do, since the consumer's per-source watermark (records_store.h) drops
+// every event at or below the last one applied: keep its sequence across restarts (persisted,
+// never reset: a counter that starts again at 1 has all its later events dropped), and publish
+// in sequence order, retrying event N until it is stored before publishing N+1 (an N published
+// after N+1 is dropped).
 #pragma once
 
 #include <string>
