@@ -100,11 +100,13 @@ TEST(MutexTest, AssertHeldStopsADebugBuildWhenTheLockIsNotHeld) {
 #endif
 }
 
+#ifndef NDEBUG
 // Deliberately wrong, to see the run-time check: clang would refuse it at compile time.
 void LockTwice(Mutex& mu) NO_THREAD_SAFETY_ANALYSIS {
   mu.Lock();
   mu.Lock();
 }
+#endif
 
 TEST(MutexTest, TakingALockTwiceStopsADebugBuild) {
 #ifdef NDEBUG
