@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <system_error>
 #include <utility>
 
@@ -403,6 +405,15 @@ Result<KeyRotation> RotateKeyFiles(const std::string& dir, const std::string& na
                                       current->id() + ")");
   }
 
+  // The renames below replace the `.previous` names; one that is not a file (a directory, say)
+  // would stop the rotation halfway, with the key in service already moved off its name.
+  for (const std::string& target : {previous_key_path, previous_pub_path}) {
+    struct stat st {};
+    if (::lstat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+      return Status::FailedPrecondition(target + ": not a key file (move it away to rotate)");
+    }
+  }
+
   KeyRotation rotation;
   rotation.previous_id = current->id();
   auto had_previous = PathExists(previous_pub_path);
@@ -425,10 +436,27 @@ Result<KeyRotation> RotateKeyFiles(const std::string& dir, const std::string& na
   // Each rename within one directory is atomic and replaces its target. Between two of them a
   // name may be missing for a moment; that is harmless because processes read their keys only
   // at start, and the operator restarts them after this returns.
-  TELOS_RETURN_IF_ERROR(RenameReplacing(key_path, previous_key_path));
-  TELOS_RETURN_IF_ERROR(RenameReplacing(pub_path, previous_pub_path));
-  TELOS_RETURN_IF_ERROR(RenameReplacing(path(next_name + ".key"), key_path));
-  TELOS_RETURN_IF_ERROR(RenameReplacing(path(next_name + ".pub"), pub_path));
+  // A failed step undoes the ones before it (best effort), so the pair in service keeps its
+  // plain names and no new pair is left under `.next`; what the first two steps replaced (the
+  // old `.previous` files, the pair a verifier accepts as previous) may be gone.
+  const std::string next_key_path = path(next_name + ".key");
+  const std::string next_pub_path = path(next_name + ".pub");
+  const std::pair<const std::string*, const std::string*> steps[] = {
+      {&key_path, &previous_key_path},
+      {&pub_path, &previous_pub_path},
+      {&next_key_path, &key_path},
+      {&next_pub_path, &pub_path}};
+  for (size_t done = 0; done < std::size(steps); ++done) {
+    Status renamed = RenameReplacing(*steps[done].first, *steps[done].second);
+    if (renamed.ok()) continue;
+    while (done > 0) {
+      --done;
+      ::rename(steps[done].second->c_str(), steps[done].first->c_str());
+    }
+    ::unlink(next_key_path.c_str());
+    ::unlink(next_pub_path.c_str());
+    return renamed;
+  }
   FileDescriptor dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir_fd.get() >= 0) ::fsync(dir_fd.get());
   return rotation;

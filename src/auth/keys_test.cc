@@ -375,6 +375,28 @@ TEST(KeyRotationFiles, ALeftoverNextPairFromAnInterruptedRotationIsRefused) {
   EXPECT_FALSE(std::filesystem::exists(dir.File("account.previous.key")));
 }
 
+TEST(KeyRotationFiles, APreviousNameThatIsNoFileIsRefusedBeforeAnythingMoves) {
+  TempDir dir;
+  const std::string d = dir.path().string();
+  const SigningKey first = SigningKey::Generate();
+  ASSERT_TRUE(first.WriteFiles(d, "account").ok());
+  // Something that is not a key file sits at one of the names the rotation replaces: a
+  // directory, which rename() cannot replace with a file.
+  std::filesystem::create_directory(dir.File("account.previous.pub"));
+  std::ofstream(dir.File("account.previous.pub") + "/keep") << "x";
+  auto rotated = RotateKeyFiles(d, "account");
+  EXPECT_EQ(rotated.status().code(), StatusCode::kFailedPrecondition)
+      << rotated.status().ToString();
+  // The pair in service keeps its names, and nothing of the new pair is left behind.
+  auto key = SigningKey::LoadFile(dir.File("account.key"));
+  ASSERT_TRUE(key.ok()) << key.status().ToString();
+  EXPECT_EQ(key->id(), first.id());
+  EXPECT_EQ(VerifyKey::LoadFile(dir.File("account.pub"))->id(), first.id());
+  EXPECT_FALSE(std::filesystem::exists(dir.File("account.previous.key")));
+  EXPECT_FALSE(std::filesystem::exists(dir.File("account.next.key")));
+  EXPECT_FALSE(std::filesystem::exists(dir.File("account.next.pub")));
+}
+
 // ------------------------------------------------------------------ keys named by configuration
 
 TEST(KeyConfig, AVerifyKeyFromTheVariableOrItsFileForm) {
