@@ -53,8 +53,8 @@ namespace telos::bus {
 struct StreamSpec {
   static constexpr int64_t kDuplicateWindowMsDefault = 2 * 60 * 1000;
 
-  std::string name;          // [A-Za-z0-9_-]+, at most 64 bytes
-  std::string subjects;      // one subject pattern, e.g. "events.>"
+  std::string name;      // [A-Za-z0-9_-]+, at most 64 bytes
+  std::string subjects;  // one subject pattern, e.g. "events.>"
   // Events older than this are dropped (JetStream on time; the SQLite log when the stream is
   // next published to, at most once a second); 0 keeps them forever.
   int64_t max_age_ms = 0;
