@@ -77,7 +77,7 @@ struct SwarmOptions {
   // Accounts are <prefix>_<n>, characters <Prefix letters><n in letters>. Reusing a prefix
   // reuses the accounts and characters a previous run made.
   std::string accounts_prefix = "bot";
-  std::string metrics_url;  // "http://127.0.0.1:8080/metrics"; empty: no server view
+  std::string metrics_url;  // "http://127.0.0.1:9080/metrics" (admin); empty: no server view
   int64_t server_pid = 0;   // 0: no CPU and memory figures
   int64_t think_ms = 3'000;
   int64_t reply_timeout_ms = 10'000;
