@@ -89,7 +89,13 @@ Result<CharacterClaim> LocalAccountDesk::RenewAssertion(std::string_view ticket,
 Status LocalAccountDesk::ChangePassword(std::string_view character_name,
                                         std::string_view old_password,
                                         std::string_view new_password) {
-  return service_.ChangePassword(character_name, old_password, new_password);
+  TELOS_RETURN_IF_ERROR(service_.ChangePassword(character_name, old_password, new_password));
+  // A changed password ends what the old one opened: every login ticket of the account goes,
+  // so no session renews its assertion and no gate claims with them (the player logs in again
+  // when a ticket is next needed).
+  auto account = service_.AccountOfCharacter(character_name);
+  if (account.ok()) tickets_.RevokeAccount(*account);
+  return Status::Ok();
 }
 
 }  // namespace telos::account

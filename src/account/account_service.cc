@@ -187,6 +187,12 @@ Result<store::CharacterRecord> AccountService::CheckOwnership(int64_t account_id
   return row;
 }
 
+Result<int64_t> AccountService::AccountOfCharacter(std::string_view name) {
+  auto row = characters_.Load(name);
+  if (!row.ok()) return row.status();
+  return row->account_id;
+}
+
 Status AccountService::ChangePassword(std::string_view character_name,
                                       std::string_view old_password,
                                       std::string_view new_password) {

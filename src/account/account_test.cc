@@ -663,6 +663,26 @@ TEST_F(LocalDeskTest, RenewalKeepsNonceAccountCharacterAndGate) {
             StatusCode::kPermissionDenied);
 }
 
+TEST_F(LocalDeskTest, APasswordChangeRevokesTheAccountsTicketsAndStopsRenewal) {
+  auto ada = desk_->CreateAccount("ada", "difference engine", kHome);
+  ASSERT_TRUE(ada.ok());
+  ASSERT_TRUE(desk_->CreateCharacter(ada->ticket, "lovelace", "lobby", "atrium").ok());
+  auto claim = desk_->ClaimCharacter(ada->ticket, "lovelace", "gate-1");
+  ASSERT_TRUE(claim.ok());
+  auto other = desk_->CreateAccount("bob", "analytical engine", kHome);
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE(desk_->ChangePassword("lovelace", "difference engine", "a new engine, at last").ok());
+  EXPECT_EQ(desk_->RenewAssertion(ada->ticket, claim->assertion).status().code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_EQ(desk_->Characters(ada->ticket).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(desk_->ClaimCharacter(ada->ticket, "lovelace", "gate-1").status().code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_TRUE(desk_->Characters(other->ticket).ok());  // another account's login is untouched
+  auto again = desk_->Authenticate("ada", "a new engine, at last", kHome);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(desk_->ClaimCharacter(again->ticket, "lovelace", "gate-1").ok());
+}
+
 TEST(LoginTicketsTest, BoundedAndLeastRecentlyUsedGoesFirst) {
   ManualClock clock;
   LoginTickets tickets(clock, 60'000, 3);

@@ -71,6 +71,21 @@ Result<int64_t> LoginTickets::RedeemForSession(std::string_view ticket, std::str
   return Touch(ticket, now)->second.account_id;
 }
 
+size_t LoginTickets::RevokeAccount(int64_t account_id) {
+  std::lock_guard lock(mu_);
+  size_t dropped = 0;
+  for (auto it = tickets_.begin(); it != tickets_.end();) {
+    if (it->second.account_id != account_id) {
+      ++it;
+      continue;
+    }
+    order_.erase({it->second.expires, it->first});
+    it = tickets_.erase(it);
+    ++dropped;
+  }
+  return dropped;
+}
+
 size_t LoginTickets::size() const {
   std::lock_guard lock(mu_);
   return tickets_.size();

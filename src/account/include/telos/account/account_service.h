@@ -98,6 +98,8 @@ class AccountService {
   // Checks that `account_id` owns the character (PermissionDenied otherwise) without claiming
   // it: in a fleet the world that admits the character mints its owner_epoch.
   Result<store::CharacterRecord> CheckOwnership(int64_t account_id, std::string_view name);
+  // The id of the account that owns the character (NotFound for no such character).
+  Result<int64_t> AccountOfCharacter(std::string_view name);
   // Verifies `old_password` for the account owning `character_name`, then stores the new hash.
   // Wrong old passwords count in LoginLockout under a pseudo-address of their own, so guessing
   // through the password command is slowed without touching the account's logins.

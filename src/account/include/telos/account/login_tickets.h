@@ -56,6 +56,9 @@ class LoginTickets {
   // As Redeem, but only for the session the ticket claimed last: PermissionDenied otherwise.
   Result<int64_t> RedeemForSession(std::string_view ticket, std::string_view nonce);
 
+  // Forgets every ticket of the account (its password changed): their sessions can renew no
+  // more and its characters cannot be claimed with them. Returns how many were dropped.
+  size_t RevokeAccount(int64_t account_id);
   size_t size() const;
 
  private:
