@@ -122,7 +122,9 @@ class TelosServer:
         entry = wait_for(ready, 30, "telos serve to be ready")
         self.telnet_port = entry["telnet_port"]
         self.http_port = entry["http_port"]
-        self.admin_port = entry["admin_port"]
+        # A binary from before the admin listener (2026-12-02) served /metrics on its HTTP port;
+        # the A/B against such a baseline needs it.
+        self.admin_port = entry.get("admin_port", self.http_port)
         return self
 
     def target(self):
