@@ -16,6 +16,14 @@
 namespace telos::gate {
 namespace {
 
+// Whether a RenewAssertion failure is about the session itself (its ticket or its assertion),
+// so that asking again cannot help, rather than about the gate or the way to the service.
+bool RefusedForTheSession(const Status& status) {
+  if (status.code() != StatusCode::kPermissionDenied) return false;
+  const std::string& message = status.message();
+  return message == account::kTicketRefusedMessage || message.rfind("assertion", 0) == 0;
+}
+
 namespace asio = boost::asio;
 
 constexpr std::string_view kPrompt = "> ";
@@ -328,10 +336,11 @@ void Gate::Shared::RenewDueAssertions(const std::shared_ptr<Shared>& shared) {
       auto renewed = self->accounts.RenewAssertion(due.ticket, due.assertion);
       if (!renewed.ok()) {
         self->renewal_failures_total.Increment();
-        // Refused: the ticket or the assertion is gone (the account service restarted, or the
-        // assertion lapsed while it could not be reached). The session plays on; it needs a
-        // fresh login only if its world stream must be opened again.
-        const bool for_good = renewed.status().code() == StatusCode::kPermissionDenied;
+        // Refused for the session: the ticket or the assertion is gone (the account service
+        // restarted, or the assertion lapsed while it could not be reached). The session plays
+        // on; it needs a fresh login only if its world stream must be opened again. Any other
+        // failure, a refusal of the gate's own caller token included, is asked again.
+        const bool for_good = RefusedForTheSession(renewed.status());
         self->log.Warn("assertion renewal failed", {{"character", binding->display_name()},
                                                     {"error", renewed.status().ToString()},
                                                     {"retry", !for_good}});

@@ -347,6 +347,53 @@ class FakeWorldLink final : public WorldLink {
   std::vector<std::function<void()>> held_removals_;                 // guarded by mu_
 };
 
+// The real desk, except that its next RenewAssertion answers are the statuses queued in
+// `renewal_refusals` (a caller-token refusal on the wire, say), then it answers for real.
+class RefusingDesk final : public account::AccountDesk {
+ public:
+  explicit RefusingDesk(account::AccountDesk& real) : real_(real) {}
+  std::deque<Status> renewal_refusals;
+
+  Result<bool> AccountExists(std::string_view name, std::string_view address) override {
+    return real_.AccountExists(name, address);
+  }
+  Result<account::AccountRef> CreateAccount(std::string_view name, std::string_view password,
+                                            std::string_view address) override {
+    return real_.CreateAccount(name, password, address);
+  }
+  Result<account::AccountRef> Authenticate(std::string_view name, std::string_view password,
+                                           std::string_view address) override {
+    return real_.Authenticate(name, password, address);
+  }
+  Result<std::vector<account::CharacterSummary>> Characters(std::string_view ticket) override {
+    return real_.Characters(ticket);
+  }
+  Status CreateCharacter(std::string_view ticket, std::string_view name, std::string_view zone_id,
+                         std::string_view room_id) override {
+    return real_.CreateCharacter(ticket, name, zone_id, room_id);
+  }
+  Result<account::CharacterClaim> ClaimCharacter(std::string_view ticket, std::string_view name,
+                                                 std::string_view gate_id) override {
+    return real_.ClaimCharacter(ticket, name, gate_id);
+  }
+  Result<account::CharacterClaim> RenewAssertion(std::string_view ticket,
+                                                 std::string_view assertion) override {
+    if (!renewal_refusals.empty()) {
+      Status refusal = renewal_refusals.front();
+      renewal_refusals.pop_front();
+      return refusal;
+    }
+    return real_.RenewAssertion(ticket, assertion);
+  }
+  Status ChangePassword(std::string_view character_name, std::string_view old_password,
+                        std::string_view new_password) override {
+    return real_.ChangePassword(character_name, old_password, new_password);
+  }
+
+ private:
+  account::AccountDesk& real_;
+};
+
 class GateTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -357,6 +404,7 @@ class GateTest : public ::testing::Test {
         store_->accounts(), store_->characters(), hasher_, throttle_, clock_, log_, metrics_);
     desk_ = std::make_unique<account::LocalAccountDesk>(
         *service_, assertion_key_, clock_, account::LocalAccountDeskOptions{kAssertionTtlMs});
+    refusing_desk_ = std::make_unique<RefusingDesk>(*desk_);
   }
 
   // A transport closes every connection when it stops. Until then a playing session and its
@@ -378,8 +426,8 @@ class GateTest : public ::testing::Test {
       std::lock_guard lock(blocking_mu_);
       blocking_.push_back(std::move(task));
     };
-    gate_ = std::make_unique<Gate>(options, io_, std::move(blocking), *desk_, link_, clock_, log_,
-                                   metrics_);
+    gate_ = std::make_unique<Gate>(options, io_, std::move(blocking), *refusing_desk_, link_,
+                                   clock_, log_, metrics_);
     factory_ = gate_->TerminalFactory();
   }
 
@@ -517,6 +565,7 @@ class GateTest : public ::testing::Test {
   std::unique_ptr<account::AccountService> service_;
   const auth::SigningKey assertion_key_ = auth::SigningKey::Generate();
   std::unique_ptr<account::LocalAccountDesk> desk_;
+  std::unique_ptr<RefusingDesk> refusing_desk_;  // what the gate calls
   FakeWorldLink link_;
   std::mutex blocking_mu_;
   std::deque<std::function<void()>> blocking_;  // guarded by blocking_mu_
@@ -641,6 +690,42 @@ TEST_F(GateTest, TheGateRenewsTheAssertionOfACharacterInTheWorld) {
   EXPECT_FALSE(
       auth::VerifyAssertion(assertion_key_.verify_key(), link_.entered()[0].assertion, clock_)
           .ok());
+}
+
+// A refusal of the gate itself (its caller token, during a token roll) says nothing about the
+// session: the gate asks again on the next sweep. Only the session's own refusal (its ticket
+// forgotten, its assertion no longer valid) ends renewal.
+TEST_F(GateTest, ARenewalRefusedForTheCallerIsAskedAgainButOneRefusedForTheSessionIsNot) {
+  SeedAccount({"Lovelace"});
+  StartGate();
+  FakeConnection& c = Connect();
+  Play(c);
+  ASSERT_EQ(link_.entered().size(), 1u);
+  const std::string first = link_.assertion("lovelace");
+
+  refusing_desk_->renewal_refusals.push_back(Status::PermissionDenied("caller token wrong"));
+  clock_.Advance(std::chrono::milliseconds(kAssertionTtlMs / 2 + 1));
+  gate_->RenewDueAssertions();
+  Pump();
+  EXPECT_EQ(link_.assertion("lovelace"), first);
+  EXPECT_EQ(Metric("telos_gate_assertion_renewal_failures_total"), 1);
+
+  gate_->RenewDueAssertions();
+  Pump();
+  EXPECT_NE(link_.assertion("lovelace"), first);
+  EXPECT_EQ(Metric("telos_gate_assertion_renewals_total"), 1);
+
+  // The ticket forgotten: asking again cannot help, so the gate stops asking.
+  refusing_desk_->renewal_refusals.push_back(
+      Status::PermissionDenied(std::string(account::kTicketRefusedMessage)));
+  clock_.Advance(std::chrono::milliseconds(kAssertionTtlMs / 2 + 1));
+  gate_->RenewDueAssertions();
+  Pump();
+  clock_.Advance(std::chrono::milliseconds(kAssertionTtlMs / 4));
+  gate_->RenewDueAssertions();
+  Pump();
+  EXPECT_EQ(Metric("telos_gate_assertion_renewal_failures_total"), 2);
+  EXPECT_EQ(Metric("telos_gate_assertion_renewals_total"), 1);
 }
 
 // Issue 23 item 2: the account service forgets a login left idle; the menu then asks for it
