@@ -303,7 +303,7 @@ void Loader::LoadZone(const fs::path& path, const std::string& rel) {
     Report(rel, 1, "missing [zone] table");
   } else {
     Fields f(this, *header, rel, "[zone]");
-    f.CheckKeys({"id", "name", "kind", "reset_minutes", "description"});
+    f.CheckKeys({"id", "name", "kind", "reset_minutes", "description", "colocation_group"});
     std::string id;
     f.String("id", true, &id);
     if (!id.empty() && id != stem) {
@@ -326,6 +326,11 @@ void Loader::LoadZone(const fs::path& path, const std::string& rel) {
     }
     f.Int("reset_minutes", true, 1, 1440, &zone.reset_minutes);
     f.String("description", false, &zone.description);
+    f.String("colocation_group", false, &zone.colocation_group);
+    if (!zone.colocation_group.empty() && !IsValidId(zone.colocation_group)) {
+      f.Problem("colocation_group",
+                "invalid colocation group '" + zone.colocation_group + "' ([a-z0-9_], 1-32)");
+    }
   }
 
   auto note_script = [&](Fields& f, const std::string& script) {

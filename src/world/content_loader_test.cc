@@ -164,6 +164,42 @@ TEST(ContentLoader, BrokenPackReportsEveryProblemWithFileAndLine) {
   EXPECT_NE(pack.status().message().find("problem"), std::string::npos);
 }
 
+// Issue 24: related zones declare a colocation group in their header for the director; a group
+// name follows the id rules, and a bad one is reported at its line.
+TEST(ContentLoader, ZonesDeclareTheirColocationGroup) {
+  TempDir dir;
+  WriteSmallPack(dir);
+  std::vector<Problem> problems;
+  Result<Pack> plain = LoadPack(dir.path(), &problems);
+  ASSERT_TRUE(plain.ok()) << Dump(problems);
+  EXPECT_EQ(plain->FindZone("town")->colocation_group, "");
+
+  const std::string town =
+      "[zone]\nid = \"town\"\nname = \"Town\"\nkind = \"town\"\n"
+      "reset_minutes = 5\ncolocation_group = \"%s\"\n\n"
+      "[[rooms]]\nid = \"square\"\nname = \"Square\"\ndescription = \"x\"\n";
+  auto with_group = [&](const std::string& group) {
+    std::string text = town;
+    text.replace(text.find("%s"), 2, group);
+    return text;
+  };
+  TempDir good;
+  good.Write("pack.toml", "name = \"g\"\nversion = \"1\"\nstart_room = \"town:square\"\n");
+  good.Write("zones/town.toml", with_group("harrow"));
+  problems.clear();
+  Result<Pack> grouped = LoadPack(good.path(), &problems);
+  ASSERT_TRUE(grouped.ok()) << Dump(problems);
+  EXPECT_EQ(grouped->FindZone("town")->colocation_group, "harrow");
+
+  TempDir bad;
+  bad.Write("pack.toml", "name = \"b\"\nversion = \"1\"\nstart_room = \"town:square\"\n");
+  bad.Write("zones/town.toml", with_group("Not A Group"));
+  problems.clear();
+  EXPECT_FALSE(LoadPack(bad.path(), &problems).ok());
+  EXPECT_TRUE(HasProblem(problems, "zones/town.toml", 6, "invalid colocation group"))
+      << Dump(problems);
+}
+
 TEST(ContentLoader, MissingFolderAndFiles) {
   std::vector<Problem> problems;
   EXPECT_FALSE(LoadPack("/nonexistent/telos/pack", &problems).ok());

@@ -189,6 +189,9 @@ struct ZoneDef {
   ZoneKind kind = ZoneKind::kTown;
   int reset_minutes = 5;
   std::string description;
+  // Zones naming the same group are related (a dungeon below the moor that opens it): the
+  // director keeps them on one shard where it can and moves them together. Empty: none.
+  std::string colocation_group;
   std::vector<RoomDef> rooms;
   std::vector<ItemDef> items;
   std::vector<MobDef> mobs;
