@@ -146,6 +146,65 @@ TYPED_TEST_P(DirectoryConformance, ListAndDeregisterShards) {
   EXPECT_TRUE(occ->empty());  // its occupancy report left with it
 }
 
+TYPED_TEST_P(DirectoryConformance, DrainingMarkIsListedAndLapses) {
+  Directory& d = this->dir();
+  EXPECT_CODE(d.MarkShardDraining("", "a:1", 1000), kInvalidArgument);
+  EXPECT_CODE(d.MarkShardDraining("s1", "a:1", 0), kInvalidArgument);
+  EXPECT_CODE(d.MarkShardDraining("s1", "a:1", 1000), kFailedPrecondition);  // not registered
+  ASSERT_TRUE(d.RegisterShard("s1", "a:1", this->long_ttl()).ok());
+  ASSERT_TRUE(d.RegisterShard("s2", "b:1", this->long_ttl()).ok());
+  auto shards = d.ListShards();
+  ASSERT_TRUE(shards.ok());
+  ASSERT_EQ(shards->size(), 2u);
+  EXPECT_FALSE((*shards)[0].draining);
+  EXPECT_FALSE((*shards)[1].draining);
+  EXPECT_CODE(d.MarkShardDraining("s1", "intruder:1", 1000), kAlreadyExists);
+  ASSERT_TRUE(d.MarkShardDraining("s1", "a:1", this->short_ttl()).ok());
+  shards = d.ListShards();
+  ASSERT_TRUE(shards.ok());
+  ASSERT_EQ(shards->size(), 2u);
+  EXPECT_TRUE((*shards)[0].draining);
+  EXPECT_FALSE((*shards)[1].draining);
+  // A heartbeat keeps the mark; the mark's own TTL is what ends it (a crashed drainer).
+  ASSERT_TRUE(d.HeartbeatShard("s1", "a:1", this->long_ttl()).ok());
+  ASSERT_TRUE(d.RegisterShard("s1", "a:1", this->long_ttl()).ok());  // a live refresh
+  shards = d.ListShards();
+  ASSERT_TRUE(shards.ok());
+  EXPECT_TRUE((*shards)[0].draining);
+  ASSERT_TRUE(this->backend_.Eventually(
+      [&] {
+        auto s = d.ListShards();
+        return s.ok() && s->size() == 2 && !(*s)[0].draining;
+      },
+      this->patience()));
+  // Deregistering drops the mark: the id registered again starts unmarked.
+  ASSERT_TRUE(d.MarkShardDraining("s2", "b:1", this->long_ttl()).ok());
+  ASSERT_TRUE(d.DeregisterShard("s2", "b:1").ok());
+  ASSERT_TRUE(d.RegisterShard("s2", "b:1", this->long_ttl()).ok());
+  shards = d.ListShards();
+  ASSERT_TRUE(shards.ok());
+  ASSERT_EQ(shards->size(), 2u);
+  EXPECT_FALSE((*shards)[1].draining);
+}
+
+TYPED_TEST_P(DirectoryConformance, FreshRegistrationAfterALapseIsNotDraining) {
+  Directory& d = this->dir();
+  ASSERT_TRUE(d.RegisterShard("s1", "a:1", this->short_ttl()).ok());
+  ASSERT_TRUE(d.MarkShardDraining("s1", "a:1", this->long_ttl()).ok());
+  ASSERT_TRUE(this->backend_.Eventually(
+      [&] {
+        auto s = d.ListShards();
+        return s.ok() && s->empty();
+      },
+      this->patience()));
+  // The old process is gone; a new one under the same id is a candidate target again.
+  ASSERT_TRUE(d.RegisterShard("s1", "a:2", this->long_ttl()).ok());
+  auto shards = d.ListShards();
+  ASSERT_TRUE(shards.ok());
+  ASSERT_EQ(shards->size(), 1u);
+  EXPECT_FALSE((*shards)[0].draining);
+}
+
 // ------------------------------------------------------------------ zone leases
 
 TYPED_TEST_P(DirectoryConformance, ClaimGrantsFreeZoneAndKeepsEpochForSameOwner) {
@@ -689,6 +748,78 @@ TYPED_TEST_P(DirectoryConformance, SelectorSkipsLapsedShardsAndNeedsACandidate) 
   EXPECT_EQ(pick->reservation.target, "busy");  // "gone" was lighter but is not live
 }
 
+// Two shards of a rolling restart drain at once: each marks itself, so neither picks the other.
+TYPED_TEST_P(DirectoryConformance, SelectorNeverPicksADrainingShard) {
+  Directory& d = this->dir();
+  for (const char* s : {"a", "b", "c"}) {
+    ASSERT_TRUE(d.RegisterShard(s, std::string(s) + ":1", this->long_ttl()).ok());
+  }
+  ASSERT_TRUE(d.ReportOccupancy("a", {{"za", 10}}).ok());
+  ASSERT_TRUE(d.ReportOccupancy("b", {{"zb", 20}}).ok());
+  ASSERT_TRUE(d.ReportOccupancy("c", {{"zc", 900}}).ok());  // the busiest, and the only choice
+  ASSERT_TRUE(d.MarkShardDraining("a", "a:1", this->long_ttl()).ok());
+  ASSERT_TRUE(d.MarkShardDraining("b", "b:1", this->long_ttl()).ok());
+  DrainTargetRequest req;
+  req.amount = 10;
+  req.ttl_ms = this->long_ttl();
+  req.exclude = {"a"};
+  auto pick = d.SelectDrainTarget(req);
+  ASSERT_TRUE(pick.ok()) << pick.status().ToString();
+  EXPECT_EQ(pick->reservation.target, "c");  // b is lighter but draining
+  req.exclude = {"b"};
+  req.amount = 20;
+  pick = d.SelectDrainTarget(req);
+  ASSERT_TRUE(pick.ok()) << pick.status().ToString();
+  EXPECT_EQ(pick->reservation.target, "c");
+  // With c gone there is no candidate at all: a draining peer is never the fallback.
+  ASSERT_TRUE(d.DeregisterShard("c", "c:1").ok());
+  EXPECT_CODE(d.SelectDrainTarget(req).status(), kNotFound);
+}
+
+// One drain moving several zones onto one target keeps one hold there, rebased by each further
+// pick; a hold of another drainer is never extended by it.
+TYPED_TEST_P(DirectoryConformance, SelectorRebasesOnlyTheHoldersOwnHold) {
+  Directory& d = this->dir();
+  ASSERT_TRUE(d.RegisterShard("t", "t:1", this->long_ttl()).ok());
+  DrainTargetRequest req;
+  req.exclude = {"src"};
+  req.holder = "crashed";
+  req.amount = 7;
+  req.ttl_ms = this->short_ttl();
+  auto stale = d.SelectDrainTarget(req);  // a drainer that then crashed
+  ASSERT_TRUE(stale.ok()) << stale.status().ToString();
+  req.holder = "src";
+  req.amount = 10;
+  auto first = d.SelectDrainTarget(req);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->reservation.target, "t");
+  EXPECT_EQ(first->reservation.amount, 10);
+  EXPECT_NE(first->reservation.id, stale->reservation.id);
+  req.amount = 5;
+  req.ttl_ms = this->long_ttl();
+  auto second = d.SelectDrainTarget(req);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->reservation.id, first->reservation.id);  // rebased, not added
+  EXPECT_EQ(second->reservation.amount, 15);
+  EXPECT_GT(second->reservation.ttl_ms, this->short_ttl());
+  EXPECT_EQ(second->load, 17);  // both holds before this pick
+  auto sum = d.ReservedSum("t");
+  ASSERT_TRUE(sum.ok());
+  EXPECT_EQ(*sum, 22);
+  // The crashed drainer's hold runs out on its own time; the rebased one outlives its first TTL.
+  ASSERT_TRUE(this->backend_.Eventually(
+      [&] {
+        auto s = d.ReservedSum("t");
+        return s.ok() && *s == 15;
+      },
+      this->patience()));
+  // A clean handover retires the one hold early.
+  ASSERT_TRUE(d.ReleaseReservation("t", second->reservation.id).ok());
+  sum = d.ReservedSum("t");
+  ASSERT_TRUE(sum.ok());
+  EXPECT_EQ(*sum, 0);
+}
+
 // ------------------------------------------------------------------ directives and cooldowns
 
 // Every directive is issued by the live leader of the "director" scope.
@@ -914,16 +1045,18 @@ TYPED_TEST_P(DirectoryConformance, RacingClaimsGiveOneOwnerPerZonePerEpoch) {
 
 REGISTER_TYPED_TEST_SUITE_P(
     DirectoryConformance, RejectsBadArguments, DuplicateLiveShardIdFromAnotherEndpointIsRefused,
-    LapsedShardIdIsFreeAndHeartbeatSaysSo, ListAndDeregisterShards,
-    ClaimGrantsFreeZoneAndKeepsEpochForSameOwner, ClaimWithAnEpochFloorStartsATenureAtIt,
-    SkewedShardClockCannotStealLiveLease, LapsedLeaseGoesToNewOwnerUnderNextEpoch,
-    LapsedLeaseOfSameShardIsANewTenure, RenewOnlyByOwnerAtItsEpoch,
-    ReleaseFreesZoneButEpochKeepsGrowing, TransferNeedsSourceToHoldLiveLease,
-    TransferAToBToAThenRenewalByASucceeds, OwnerEndpointIsEmptyWhenShardRegistrationLapsed,
-    LeaderCampaignRenewResign, LeaderThatLostItsLeaseLearnsOnConfirm,
-    HandoffCasNeedsStrictlyGreaterEpoch, RegisterPlacementAcceptsEqualRefusesStale,
-    TombstoneIsFencedOnShardEpochAndNonce, TombstoneWithoutStoredNonceUsesShardAndEpoch,
-    DeletePlacementRemovesTheCharacter, PresenceRosterWithTtl, OccupancyCarriesDirectoryTime,
+    LapsedShardIdIsFreeAndHeartbeatSaysSo, ListAndDeregisterShards, DrainingMarkIsListedAndLapses,
+    FreshRegistrationAfterALapseIsNotDraining, SelectorNeverPicksADrainingShard,
+    SelectorRebasesOnlyTheHoldersOwnHold, ClaimGrantsFreeZoneAndKeepsEpochForSameOwner,
+    ClaimWithAnEpochFloorStartsATenureAtIt, SkewedShardClockCannotStealLiveLease,
+    LapsedLeaseGoesToNewOwnerUnderNextEpoch, LapsedLeaseOfSameShardIsANewTenure,
+    RenewOnlyByOwnerAtItsEpoch, ReleaseFreesZoneButEpochKeepsGrowing,
+    TransferNeedsSourceToHoldLiveLease, TransferAToBToAThenRenewalByASucceeds,
+    OwnerEndpointIsEmptyWhenShardRegistrationLapsed, LeaderCampaignRenewResign,
+    LeaderThatLostItsLeaseLearnsOnConfirm, HandoffCasNeedsStrictlyGreaterEpoch,
+    RegisterPlacementAcceptsEqualRefusesStale, TombstoneIsFencedOnShardEpochAndNonce,
+    TombstoneWithoutStoredNonceUsesShardAndEpoch, DeletePlacementRemovesTheCharacter,
+    PresenceRosterWithTtl, OccupancyCarriesDirectoryTime,
     ReservationsExpireIndividuallyAndArePruned, ReleaseRetiresOneReservationEarly,
     SelectorPicksLeastLoadedLiveTargetUnderCeiling, SelectorGoesOverCeilingWhenNothingFits,
     SelectorSkipsLapsedShardsAndNeedsACandidate, DirectivesAreListedByActingShardAndExpire,

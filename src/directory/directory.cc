@@ -77,6 +77,7 @@ Status CheckOccupancy(std::string_view shard, const std::vector<ZoneCount>& zone
 
 Status CheckDrainRequest(const DrainTargetRequest& request) {
   for (const std::string& id : request.exclude) TELOS_RETURN_IF_ERROR(CheckId("exclude", id));
+  TELOS_RETURN_IF_ERROR(CheckOptionalId("holder", request.holder));
   TELOS_RETURN_IF_ERROR(CheckAmount(request.amount, /*positive=*/true));
   TELOS_RETURN_IF_ERROR(CheckTtl(request.ttl_ms));
   if (request.ceiling < 0) return Status::InvalidArgument("ceiling is negative");

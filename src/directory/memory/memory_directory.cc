@@ -42,6 +42,7 @@ struct OccupancyRow {
 struct ReservationRow {
   int64_t amount = 0;
   int64_t expires_ms = 0;
+  std::string holder;  // empty: anonymous (never rebased)
 };
 
 struct DirectiveRow {
@@ -103,6 +104,7 @@ std::string NotTheLeader(std::string_view scope, uint64_t epoch) {
 
 struct MemoryDirectory::State {
   std::map<std::string, ShardRow, std::less<>> shards;
+  std::map<std::string, int64_t, std::less<>> draining;  // shard id -> mark expires_ms
   Leases zones;
   Leases leaders;
   std::map<std::string, Placement, std::less<>> placements;
@@ -117,6 +119,11 @@ struct MemoryDirectory::State {
 
   void PruneShards(int64_t now_ms) {
     std::erase_if(shards, [&](const auto& kv) { return kv.second.expires_ms <= now_ms; });
+    std::erase_if(draining, [&](const auto& kv) { return kv.second <= now_ms; });
+  }
+  bool Draining(std::string_view id, int64_t now_ms) const {
+    auto it = draining.find(id);
+    return it != draining.end() && it->second > now_ms;
   }
   bool ShardLive(std::string_view id, int64_t now_ms) const {
     auto it = shards.find(id);
@@ -137,10 +144,28 @@ struct MemoryDirectory::State {
     return sum;
   }
   Reservation AddReservation(std::string_view target, int64_t amount, int64_t ttl_ms,
-                             int64_t now_ms) {
+                             int64_t now_ms, std::string_view holder = {}) {
     std::string id = std::to_string(++reservation_seq);
-    reservations[std::string(target)][id] = ReservationRow{amount, now_ms + ttl_ms};
+    reservations[std::string(target)][id] =
+        ReservationRow{amount, now_ms + ttl_ms, std::string(holder)};
     return Reservation{std::string(target), std::move(id), amount, ttl_ms};
+  }
+  // The holder's live hold on target rebased by one more reserve, or a new hold. Only a
+  // holder's own hold is ever touched, so a crashed drainer's hold still runs out on time.
+  // REQUIRES: expired holds were pruned.
+  Reservation ReserveAs(std::string_view target, int64_t amount, int64_t ttl_ms, int64_t now_ms,
+                        std::string_view holder) {
+    if (!holder.empty()) {
+      if (auto rows = reservations.find(target); rows != reservations.end()) {
+        for (auto& [id, row] : rows->second) {
+          if (row.holder != holder) continue;
+          row.amount += amount;
+          row.expires_ms = std::max(row.expires_ms, now_ms + ttl_ms);
+          return Reservation{std::string(target), id, row.amount, row.expires_ms - now_ms};
+        }
+      }
+    }
+    return AddReservation(target, amount, ttl_ms, now_ms, holder);
   }
   void PruneDirectives(int64_t now_ms) {
     std::erase_if(directives, [&](const auto& kv) { return kv.second.expires_ms <= now_ms; });
@@ -177,6 +202,10 @@ Status MemoryDirectory::RegisterShard(std::string_view shard_id, std::string_vie
     return Status::AlreadyExists("shard id " + std::string(shard_id) + " is live at " +
                                  it->second.endpoint);
   }
+  const bool refresh = it != state_->shards.end() && it->second.expires_ms > now;
+  // A new registration is a new process (or a lapse): whatever draining mark the id had
+  // belonged to the one before.
+  if (!refresh) state_->draining.erase(std::string(shard_id));
   state_->shards[std::string(shard_id)] = ShardRow{std::string(endpoint), now + ttl_ms};
   return Status::Ok();
 }
@@ -212,6 +241,9 @@ Status MemoryDirectory::DeregisterShard(std::string_view shard_id, std::string_v
     }
     state_->shards.erase(it);
   }
+  if (auto mark = state_->draining.find(shard_id); mark != state_->draining.end()) {
+    state_->draining.erase(mark);
+  }
   if (auto occ = state_->occupancy.find(shard_id); occ != state_->occupancy.end()) {
     state_->occupancy.erase(occ);
   }
@@ -224,9 +256,28 @@ Result<std::vector<ShardInfo>> MemoryDirectory::ListShards() {
   state_->PruneShards(now);
   std::vector<ShardInfo> out;
   for (const auto& [id, row] : state_->shards) {
-    out.push_back(ShardInfo{id, row.endpoint, row.expires_ms - now});
+    out.push_back(ShardInfo{id, row.endpoint, row.expires_ms - now, state_->Draining(id, now)});
   }
   return out;
+}
+
+Status MemoryDirectory::MarkShardDraining(std::string_view shard_id, std::string_view endpoint,
+                                          int64_t ttl_ms) {
+  TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
+  TELOS_RETURN_IF_ERROR(CheckId("endpoint", endpoint));
+  TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
+  std::lock_guard lock(mu_);
+  const int64_t now = NowMs();
+  auto it = state_->shards.find(shard_id);
+  if (it == state_->shards.end() || it->second.expires_ms <= now) {
+    return Status::FailedPrecondition("registration of " + std::string(shard_id) + " lapsed");
+  }
+  if (it->second.endpoint != endpoint) {
+    return Status::AlreadyExists("shard id " + std::string(shard_id) + " is live at " +
+                                 it->second.endpoint);
+  }
+  state_->draining[std::string(shard_id)] = now + ttl_ms;
+  return Status::Ok();
 }
 
 // ------------------------------------------------------------------ zone leases
@@ -529,7 +580,7 @@ Result<DrainTarget> MemoryDirectory::SelectDrainTarget(const DrainTargetRequest&
   const std::string* best_fit = nullptr;
   int64_t best_fit_load = 0;
   for (const auto& [id, row] : state_->shards) {
-    if (row.expires_ms <= now) continue;
+    if (row.expires_ms <= now || state_->Draining(id, now)) continue;
     if (std::find(request.exclude.begin(), request.exclude.end(), id) != request.exclude.end()) {
       continue;
     }
@@ -551,7 +602,7 @@ Result<DrainTarget> MemoryDirectory::SelectDrainTarget(const DrainTargetRequest&
   const std::string* chosen = best_fit != nullptr ? best_fit : best;
   out.load = best_fit != nullptr ? best_fit_load : best_load;
   out.over_ceiling = best_fit == nullptr;
-  out.reservation = state_->AddReservation(*chosen, request.amount, request.ttl_ms, now);
+  out.reservation = state_->ReserveAs(*chosen, request.amount, request.ttl_ms, now, request.holder);
   return out;
 }
 

@@ -26,6 +26,7 @@ namespace {
 // Key kinds. Every key is "<prefix><kind>" or "<prefix><kind>:<id>".
 constexpr std::string_view kShards = "shards";       // zset id -> expiry
 constexpr std::string_view kEndpoints = "shard_ep";  // hash id -> endpoint
+constexpr std::string_view kDraining = "draining";   // zset id -> mark expiry
 constexpr std::string_view kZone = "zone";           // hash per zone: owner, exp, epoch
 constexpr std::string_view kLeader = "leader";       // hash per scope: owner, exp, epoch
 constexpr std::string_view kPlacement = "pl";        // hash per player
@@ -37,7 +38,8 @@ constexpr std::string_view kOccupancyAt = "occ_at";  // hash shard -> ms
 constexpr std::string_view kReservations = "resv";   // zset "target\x1fid" -> expiry
 constexpr std::string_view kReservationAmounts = "resv_amt";
 constexpr std::string_view kReservationSeq = "resv_seq";
-constexpr std::string_view kDirectives = "dir";  // zset zone -> expiry
+constexpr std::string_view kReservationHolders = "resv_holder";  // hash member -> holder
+constexpr std::string_view kDirectives = "dir";                  // zset zone -> expiry
 constexpr std::string_view kDirectiveFrom = "dir_from";
 constexpr std::string_view kDirectiveTo = "dir_to";
 constexpr std::string_view kDirectiveScope = "dir_scope";  // hash zone -> issuing leader scope
@@ -45,10 +47,11 @@ constexpr std::string_view kDirectiveEpoch = "dir_epoch";  // hash zone -> that 
 constexpr std::string_view kCooldowns = "cool";            // zset zone -> expiry
 
 // The KEYS, in order, that every script of one family takes.
-constexpr std::array kShardKinds = {kShards, kEndpoints};
+constexpr std::array kShardKinds = {kShards, kEndpoints, kDraining};
 constexpr std::array kPresenceKinds = {kPresence, kPresenceGate, kPresenceShard};
 constexpr std::array kOccupancyKinds = {kOccupancy, kOccupancyAt};
-constexpr std::array kReservationKinds = {kReservations, kReservationAmounts, kReservationSeq};
+constexpr std::array kReservationKinds = {kReservations, kReservationAmounts, kReservationSeq,
+                                          kReservationHolders};
 constexpr std::array kDirectiveKinds = {kDirectives, kDirectiveFrom, kDirectiveTo, kDirectiveScope,
                                         kDirectiveEpoch};
 
@@ -294,16 +297,33 @@ Status RedisDirectory::HeartbeatShard(std::string_view shard_id, std::string_vie
 Status RedisDirectory::DeregisterShard(std::string_view shard_id, std::string_view endpoint) {
   TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
   TELOS_RETURN_IF_ERROR(CheckId("endpoint", endpoint));
-  return ToStatus(Run(*lease_conn_, internal::GetScripts().shard_deregister,
-                      {Key(kShards), Key(kEndpoints), Key(kOccupancy), Key(kOccupancyAt)},
-                      {std::string(shard_id), std::string(endpoint)}));
+  return ToStatus(
+      Run(*lease_conn_, internal::GetScripts().shard_deregister,
+          {Key(kShards), Key(kEndpoints), Key(kOccupancy), Key(kOccupancyAt), Key(kDraining)},
+          {std::string(shard_id), std::string(endpoint)}));
 }
 
 Result<std::vector<ShardInfo>> RedisDirectory::ListShards() {
-  return ToList(Run(*conn_, internal::GetScripts().shard_list, Keys(prefix_, kShardKinds), {}), 3,
+  return ToList(Run(*conn_, internal::GetScripts().shard_list, Keys(prefix_, kShardKinds), {}), 4,
                 &ShardInfo::id, [](const Answer& a, size_t i, ShardInfo* s) {
-                  return a.Str(i, &s->id) && a.Str(i + 1, &s->endpoint) && a.Int(i + 2, &s->ttl_ms);
+                  int64_t draining = 0;
+                  if (!a.Str(i, &s->id) || !a.Str(i + 1, &s->endpoint) ||
+                      !a.Int(i + 2, &s->ttl_ms) || !a.Int(i + 3, &draining)) {
+                    return false;
+                  }
+                  s->draining = draining == 1;
+                  return true;
                 });
+}
+
+Status RedisDirectory::MarkShardDraining(std::string_view shard_id, std::string_view endpoint,
+                                         int64_t ttl_ms) {
+  TELOS_RETURN_IF_ERROR(CheckId("shard_id", shard_id));
+  TELOS_RETURN_IF_ERROR(CheckId("endpoint", endpoint));
+  TELOS_RETURN_IF_ERROR(CheckTtl(ttl_ms));
+  return ToStatus(Run(*lease_conn_, internal::GetScripts().shard_mark_draining,
+                      Keys(prefix_, kShardKinds),
+                      {std::string(shard_id), std::string(endpoint), Num(ttl_ms)}));
 }
 
 // ------------------------------------------------------------------ zone leases
@@ -573,31 +593,33 @@ Status RedisDirectory::ReleaseReservation(std::string_view target, std::string_v
   TELOS_RETURN_IF_ERROR(CheckId("target", target));
   TELOS_RETURN_IF_ERROR(CheckId("id", id));
   return ToStatus(Run(*conn_, internal::GetScripts().reservation_release,
-                      {Key(kReservations), Key(kReservationAmounts)},
+                      {Key(kReservations), Key(kReservationAmounts), Key(kReservationHolders)},
                       {std::string(target), std::string(id)}));
 }
 
 Result<int64_t> RedisDirectory::ReservedSum(std::string_view target) {
   TELOS_RETURN_IF_ERROR(CheckId("target", target));
   return ToFirstInt(Run(*conn_, internal::GetScripts().reserved_sum,
-                        {Key(kReservations), Key(kReservationAmounts)}, {std::string(target)}));
+                        {Key(kReservations), Key(kReservationAmounts), Key(kReservationHolders)},
+                        {std::string(target)}));
 }
 
 Result<DrainTarget> RedisDirectory::SelectDrainTarget(const DrainTargetRequest& request) {
   TELOS_RETURN_IF_ERROR(internal::CheckDrainRequest(request));
-  std::vector<std::string> args = {Num(request.amount), Num(request.ttl_ms), Num(request.ceiling)};
+  std::vector<std::string> args = {Num(request.amount), Num(request.ttl_ms), Num(request.ceiling),
+                                   request.holder};
   args.insert(args.end(), request.exclude.begin(), request.exclude.end());
   DrainTarget out;
   out.reservation.amount = request.amount;
   return ToValue(Run(*conn_, internal::GetScripts().select_drain_target,
                      {Key(kShards), Key(kOccupancy), Key(kReservations), Key(kReservationAmounts),
-                      Key(kReservationSeq)},
+                      Key(kReservationSeq), Key(kReservationHolders), Key(kDraining)},
                      args),
                  std::move(out), [](const Answer& a, DrainTarget* t) {
                    int64_t over = 0;
                    if (!a.Str(0, &t->reservation.target) || !a.Str(1, &t->reservation.id) ||
                        !a.Int(2, &t->reservation.ttl_ms) || !a.Int(3, &t->load) ||
-                       !a.Int(4, &over)) {
+                       !a.Int(4, &over) || !a.Int(5, &t->reservation.amount)) {
                      return false;
                    }
                    t->over_ceiling = over == 1;

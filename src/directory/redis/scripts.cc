@@ -46,7 +46,8 @@ struct Entry {
 
 // KEYS and ARGV are listed above each body.
 constexpr Entry kEntries[] = {
-    // KEYS: shards (zset id -> expiry), endpoints (hash). ARGV: id, endpoint, ttl_ms, mode.
+    // KEYS: shards (zset id -> expiry), endpoints (hash), draining marks (zset id -> expiry).
+    // ARGV: id, endpoint, ttl_ms, mode.
     {&Scripts::shard_register, "shard_register", R"lua(
 local now = now_ms()
 local id, endpoint, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
@@ -58,34 +59,56 @@ end
 if ARGV[4] == 'heartbeat' and not live then
   return {'precondition', 'registration of ' .. id .. ' lapsed'}
 end
+if not live then
+  -- a new registration: the mark, if any, belonged to the process before
+  redis.call('ZREM', KEYS[3], id)
+end
 redis.call('ZADD', KEYS[1], fmt(now + ttl), id)
 redis.call('HSET', KEYS[2], id, endpoint)
 return {'ok'}
 )lua"},
-    // KEYS: shards, endpoints, occupancy, occupancy times. ARGV: id, endpoint.
+    // KEYS: shards, endpoints, occupancy, occupancy times, draining marks. ARGV: id, endpoint.
     {&Scripts::shard_deregister, "shard_deregister", R"lua(
 local current = redis.call('HGET', KEYS[2], ARGV[1])
 if current and current ~= ARGV[2] then
   return {'precondition', 'shard id ' .. ARGV[1] .. ' belongs to ' .. current}
 end
 redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[1])
 for i = 2, 4 do
   redis.call('HDEL', KEYS[i], ARGV[1])
 end
 return {'ok'}
 )lua"},
-    // KEYS: shards, endpoints. Answer: ok, then (id, endpoint, ttl_ms) per live shard.
+    // KEYS: shards, endpoints, draining marks. Answer: ok, then (id, endpoint, ttl_ms,
+    // 1 if draining else 0) per live shard.
     {&Scripts::shard_list, "shard_list", R"lua(
 local now = now_ms()
 prune(KEYS[1], {KEYS[2]}, now)
+prune(KEYS[3], {}, now)
 local rows = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
 local out = {'ok'}
 for i = 1, #rows, 2 do
   out[#out + 1] = rows[i]
   out[#out + 1] = redis.call('HGET', KEYS[2], rows[i]) or ''
   out[#out + 1] = tonumber(rows[i + 1]) - now
+  out[#out + 1] = redis.call('ZSCORE', KEYS[3], rows[i]) and 1 or 0
 end
 return out
+)lua"},
+    // KEYS: shards, endpoints, draining marks. ARGV: id, endpoint, ttl_ms.
+    {&Scripts::shard_mark_draining, "shard_mark_draining", R"lua(
+local now = now_ms()
+local id, endpoint = ARGV[1], ARGV[2]
+if tonumber(redis.call('ZSCORE', KEYS[1], id) or '0') <= now then
+  return {'precondition', 'registration of ' .. id .. ' lapsed'}
+end
+local current = redis.call('HGET', KEYS[2], id) or ''
+if current ~= endpoint then
+  return {'exists', 'shard id ' .. id .. ' is live at ' .. current}
+end
+redis.call('ZADD', KEYS[3], fmt(now + tonumber(ARGV[3])), id)
+return {'ok'}
 )lua"},
     // KEYS: lease. ARGV: holder, ttl_ms, min_epoch (optional, 0: none). Answer: ok, epoch,
     // ttl_ms.
@@ -278,11 +301,12 @@ for i = 1, #times, 2 do
 end
 return out
 )lua"},
-    // KEYS: reservations (zset "target\31id" -> expiry), amounts (hash), sequence (counter).
-    // ARGV: target, amount, ttl_ms. Answer: ok, id, ttl_ms.
+    // KEYS: reservations (zset "target\31id" -> expiry), amounts (hash), sequence (counter),
+    // holders (hash, only for holds a drain took with a holder). ARGV: target, amount, ttl_ms.
+    // Answer: ok, id, ttl_ms.
     {&Scripts::reserve, "reserve", R"lua(
 local now = now_ms()
-prune(KEYS[1], {KEYS[2]}, now)
+prune(KEYS[1], {KEYS[2], KEYS[4]}, now)
 local id = redis.call('INCR', KEYS[3])
 local member = ARGV[1] .. '\31' .. fmt(id)
 local ttl = tonumber(ARGV[3])
@@ -290,17 +314,18 @@ redis.call('ZADD', KEYS[1], fmt(now + ttl), member)
 redis.call('HSET', KEYS[2], member, ARGV[2])
 return {'ok', fmt(id), ttl}
 )lua"},
-    // KEYS: reservations, amounts. ARGV: target, id.
+    // KEYS: reservations, amounts, holders. ARGV: target, id.
     {&Scripts::reservation_release, "reservation_release", R"lua(
 local member = ARGV[1] .. '\31' .. ARGV[2]
 redis.call('ZREM', KEYS[1], member)
 redis.call('HDEL', KEYS[2], member)
+redis.call('HDEL', KEYS[3], member)
 return {'ok'}
 )lua"},
-    // KEYS: reservations, amounts. ARGV: target. Answer: ok, sum of unexpired amounts.
+    // KEYS: reservations, amounts, holders. ARGV: target. Answer: ok, sum of unexpired amounts.
     {&Scripts::reserved_sum, "reserved_sum", R"lua(
 local now = now_ms()
-prune(KEYS[1], {KEYS[2]}, now)
+prune(KEYS[1], {KEYS[2], KEYS[3]}, now)
 local want = ARGV[1] .. '\31'
 local sum = 0
 for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
@@ -310,16 +335,21 @@ for _, member in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
 end
 return {'ok', sum}
 )lua"},
-    // KEYS: shards, occupancy, reservations, amounts, sequence.
-    // ARGV: amount, ttl_ms, ceiling, then excluded shard ids.
-    // Answer: ok, target, reservation id, ttl_ms, load before, 1 if over the ceiling else 0.
+    // KEYS: shards, occupancy, reservations, amounts, sequence, holders, draining marks.
+    // ARGV: amount, ttl_ms, ceiling, holder ('' for none), then excluded shard ids.
+    // Answer: ok, target, reservation id, ttl_ms, load before, 1 if over the ceiling else 0,
+    // the hold's amount.
     {&Scripts::select_drain_target, "select_drain_target", R"lua(
 local now = now_ms()
-prune(KEYS[3], {KEYS[4]}, now)
+prune(KEYS[3], {KEYS[4], KEYS[6]}, now)
 local amount, ttl, ceiling = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local holder = ARGV[4]
 local excluded = {}
-for i = 4, #ARGV do
+for i = 5, #ARGV do
   excluded[ARGV[i]] = true
+end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[7], '(' .. fmt(now), '+inf')) do
+  excluded[id] = true  -- a draining shard is never a target
 end
 local reserved = {}
 for _, member in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
@@ -357,11 +387,26 @@ local chosen, load, over = fit, fit_load, 0
 if fit == nil then
   chosen, load, over = best, best_load, 1
 end
+if holder ~= '' then
+  -- rebase this holder's own live hold on the target, if it has one; nobody else's changes
+  local want = chosen .. '\31'
+  for _, member in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+    if string.sub(member, 1, #want) == want and redis.call('HGET', KEYS[6], member) == holder then
+      local exp = math.max(tonumber(redis.call('ZSCORE', KEYS[3], member)), now + ttl)
+      redis.call('ZADD', KEYS[3], fmt(exp), member)
+      local total = redis.call('HINCRBY', KEYS[4], member, amount)
+      return {'ok', chosen, string.sub(member, #want + 1), exp - now, load, over, total}
+    end
+  end
+end
 local rid = redis.call('INCR', KEYS[5])
 local member = chosen .. '\31' .. fmt(rid)
 redis.call('ZADD', KEYS[3], fmt(now + ttl), member)
 redis.call('HSET', KEYS[4], member, ARGV[1])
-return {'ok', chosen, fmt(rid), ttl, load, over}
+if holder ~= '' then
+  redis.call('HSET', KEYS[6], member, holder)
+end
+return {'ok', chosen, fmt(rid), ttl, load, over, amount}
 )lua"},
     // KEYS: directives (zset zone -> expiry), from, to, scope, epoch (hashes zone -> value),
     // the issuing scope's leader lease. ARGV: zone, from, to, ttl, scope, epoch.

@@ -22,6 +22,7 @@ struct Scripts {
   redis::LuaScript shard_register;
   redis::LuaScript shard_deregister;
   redis::LuaScript shard_list;
+  redis::LuaScript shard_mark_draining;
   redis::LuaScript lease_claim;
   redis::LuaScript lease_renew;
   redis::LuaScript lease_release;

@@ -56,6 +56,9 @@ inline constexpr int64_t kPresenceTtlMsDefault = 60'000;
 // A drain's reservation must outlast the drain: the 45 s outer drain deadline plus one
 // presence-reflect window.
 inline constexpr int64_t kReservationTtlMsDefault = 60'000;
+// A draining mark must outlast the drain it announces (the same 45 s outer deadline plus a
+// margin); a drainer that crashed mid-drain is a candidate target again once it lapses.
+inline constexpr int64_t kShardDrainingTtlMsDefault = 60'000;
 inline constexpr int64_t kDrainTargetCeilingDefault = 1'500;  // players per shard, soft
 inline constexpr int64_t kDirectiveTtlMsDefault = 90'000;
 inline constexpr int64_t kZoneCooldownMsDefault = 5 * 60'000;
@@ -74,6 +77,9 @@ struct ShardInfo {
   std::string id;
   std::string endpoint;
   int64_t ttl_ms = 0;
+  // The shard marked itself draining (MarkShardDraining) and the mark has not lapsed: it is
+  // leaving, so nothing may be moved onto it.
+  bool draining = false;
   bool operator==(const ShardInfo&) const = default;
 };
 
@@ -137,10 +143,15 @@ struct Reservation {
 };
 
 struct DrainTargetRequest {
-  std::vector<std::string> exclude;  // the source shard, and any peer that is itself draining
+  std::vector<std::string> exclude;  // the source shard (draining shards are skipped anyway)
   int64_t amount = 0;                // players about to arrive
   int64_t ttl_ms = kReservationTtlMsDefault;
   int64_t ceiling = kDrainTargetCeilingDefault;
+  // Who holds the reservation: the draining shard's id (empty: an anonymous hold). A further
+  // pick by the same holder onto the same target rebases that holder's live hold there instead
+  // of adding another: the amounts add up and the expiry becomes the later of the two, so one
+  // drain keeps one hold per target that outlasts its last zone. Nobody else's hold changes.
+  std::string holder;
 };
 
 struct DrainTarget {
@@ -176,8 +187,16 @@ class Directory {
   // Removes the registration and the shard's occupancy report. OK if already gone;
   // kFailedPrecondition if another endpoint holds the id.
   virtual Status DeregisterShard(std::string_view shard_id, std::string_view endpoint) = 0;
-  // Live shards, sorted by id. Lapsed ones are pruned.
+  // Live shards, sorted by id, each with its draining flag. Lapsed ones are pruned.
   virtual Result<std::vector<ShardInfo>> ListShards() = 0;
+  // Marks a live registration as draining for ttl_ms (re-marking refreshes the TTL): until the
+  // mark lapses or the shard deregisters, ListShards reports it draining and SelectDrainTarget
+  // never picks it, so two shards draining at once never choose each other. The TTL is what
+  // frees the id of a drainer that crashed; a fresh registration (a new process after a lapse,
+  // or another endpoint) starts unmarked. kFailedPrecondition if the registration lapsed;
+  // kAlreadyExists if another endpoint holds the id.
+  virtual Status MarkShardDraining(std::string_view shard_id, std::string_view endpoint,
+                                   int64_t ttl_ms) = 0;
 
   // ---------------------------------------------------------------- zone leases
   // Granted if the zone is unowned, its lease lapsed, or it is already this shard's (then the
@@ -263,10 +282,13 @@ class Directory {
   virtual Status ReleaseReservation(std::string_view target, std::string_view id) = 0;
   // The sum of the target's unexpired reservations; expired ones are pruned.
   virtual Result<int64_t> ReservedSum(std::string_view target) = 0;
-  // Picks the live shard (not excluded) with the least occupancy + reservations whose load plus
-  // request.amount fits under request.ceiling, and reserves on it atomically. If none fits it
-  // still picks the least loaded and sets over_ceiling. Ties go to the smaller id.
-  // kNotFound if there is no live candidate at all.
+  // Picks the live, not draining shard (not excluded) with the least occupancy + reservations
+  // whose load plus request.amount fits under request.ceiling, and reserves on it atomically. If
+  // none fits it still picks the least loaded and sets over_ceiling. Ties go to the smaller id.
+  // With request.holder set, a live hold of that holder on the chosen target is rebased (see
+  // DrainTargetRequest::holder) and returned with its id, the summed amount and the new time
+  // left; `load` then counts that hold's earlier amount. kNotFound if there is no live candidate
+  // at all.
   virtual Result<DrainTarget> SelectDrainTarget(const DrainTargetRequest& request) = 0;
 
   // ---------------------------------------------------------------- directives and cooldowns

@@ -27,6 +27,9 @@ class ForwardingDirectory : public Directory {
     return in_.DeregisterShard(id, ep);
   }
   Result<std::vector<ShardInfo>> ListShards() override { return in_.ListShards(); }
+  Status MarkShardDraining(std::string_view id, std::string_view ep, int64_t ttl) override {
+    return in_.MarkShardDraining(id, ep, ttl);
+  }
   using Directory::ClaimZone;
   Result<LeaseGrant> ClaimZone(std::string_view zone, std::string_view id, int64_t ttl,
                                uint64_t min_epoch) override {

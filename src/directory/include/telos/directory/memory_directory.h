@@ -36,6 +36,8 @@ class MemoryDirectory final : public Directory {
                         int64_t ttl_ms) override;
   Status DeregisterShard(std::string_view shard_id, std::string_view endpoint) override;
   Result<std::vector<ShardInfo>> ListShards() override;
+  Status MarkShardDraining(std::string_view shard_id, std::string_view endpoint,
+                           int64_t ttl_ms) override;
 
   using Directory::ClaimZone;
   Result<LeaseGrant> ClaimZone(std::string_view zone, std::string_view shard_id, int64_t ttl_ms,
