@@ -260,6 +260,15 @@ inline constexpr int64_t kDirectorMarginPlayersMax = 1'000'000;
 inline constexpr int64_t kDirectorZoneCooldownMsMax = 24LL * 60 * 60 * 1000;
 inline constexpr int64_t kDirectorZonePlayersMax = 1'000'000;  // one zone's reported occupancy
 
+// --- Director runtime (src/director): the drain-target exchange and the director loop
+// One drain-targets request names at most a shard's occupancy report of zones; a bigger one is
+// refused whole rather than answered in part.
+inline constexpr size_t kDirectorDrainZonesPerRequestMax = kDirectoryZonesPerOccupancyReportMax;
+// An error reply's text is cut to this many bytes: it is for logs, not a channel for data.
+inline constexpr size_t kDirectorErrorTextBytesMax = 1'024;
+// A drain-targets request or reply on the bus; anything larger is malformed.
+inline constexpr size_t kDirectorDrainMessageBytesMax = kBusMessageBytesMax;
+
 // --- Load generator (src/sim)
 inline constexpr int64_t kSwarmBotsMax = 20'000;
 inline constexpr double kSwarmDurationSecondsMax = 3'600;
