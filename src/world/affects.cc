@@ -12,6 +12,7 @@ const char* AppliedText(AffectKind kind) {
     case AffectKind::kPoison: return "{g}You feel very sick.{x}";
     case AffectKind::kRegeneration: return "{g}Warmth spreads through you as your body mends.{x}";
     case AffectKind::kHaste: return "{y}The world slows around you.{x}";
+    case AffectKind::kShield: return "{c}A shimmering shield surrounds you.{x}";
   }
   return "";
 }
@@ -21,6 +22,7 @@ const char* ExpiredText(AffectKind kind) {
     case AffectKind::kPoison: return "The poison has run its course. You feel better.";
     case AffectKind::kRegeneration: return "The healing warmth fades.";
     case AffectKind::kHaste: return "You slow down to the pace of the world.";
+    case AffectKind::kShield: return "Your shimmering shield fades away.";
   }
   return "";
 }

@@ -95,6 +95,7 @@ CharacterState NewCharacter(std::string name, Ref start_room) {
   state.name = std::move(name);
   state.room = std::move(start_room);
   state.wallet_coins = 20;
+  state.may_choose = true;
   return state;
 }
 
@@ -136,6 +137,14 @@ std::string EncodeCharacter(const CharacterState& s) {
   for (const auto& [name, expansion] : s.aliases) aliases[name] = expansion;
   out["aliases"] = std::move(aliases);
   out["colour"] = s.colour;
+  out["race"] = s.race;
+  out["class"] = s.char_class;
+  out["may_choose"] = s.may_choose;
+  out["practices"] = s.practices;
+  out["trains"] = s.trains;
+  json::object skills;
+  for (const auto& [id, proficiency] : s.skills) skills[id] = proficiency;
+  out["skills"] = std::move(skills);
   return json::serialize(out);
 }
 
@@ -159,7 +168,7 @@ Result<CharacterState> DecodeCharacter(std::string_view text) {
                                    " is not readable by this build (max " +
                                    std::to_string(kCharacterSchemaVersion) + ")");
   }
-  // Version 1 is the only layout so far; later versions add upgrade steps here.
+  // Fields common to every version; version 2's additions are read below.
   if (!r.String(obj, "name", &s.name) || !r.Int(obj, "level", &s.level) ||
       !r.Int(obj, "exp", &s.exp) || !r.Int(obj, "hp", &s.hp) || !r.Int(obj, "max_hp", &s.max_hp) ||
       !r.Int(obj, "mana", &s.mana) || !r.Int(obj, "max_mana", &s.max_mana) ||
@@ -231,6 +240,30 @@ Result<CharacterState> DecodeCharacter(std::string_view text) {
       s.aliases[std::string(name)] = std::string(v.as_string());
     }
   }
+  if (schema >= 2) {
+    if (!r.String(obj, "race", &s.race) || !r.String(obj, "class", &s.char_class) ||
+        !r.Bool(obj, "may_choose", &s.may_choose) || !r.Int(obj, "practices", &s.practices) ||
+        !r.Int(obj, "trains", &s.trains)) {
+      return fail();
+    }
+    if (s.practices < 0 || s.trains < 0) {
+      return Status::InvalidArgument("character state: negative practices or trains");
+    }
+    if (const json::value* skills = obj.if_contains("skills")) {
+      if (!skills->is_object()) return Status::InvalidArgument("character state: skills");
+      if (skills->as_object().size() > limits::kCharacterSkillsMax) {
+        return Status::InvalidArgument("character state: too many skills");
+      }
+      for (const auto& [id, v] : skills->as_object()) {
+        if (!v.is_int64() || v.as_int64() < 1 || v.as_int64() > 100) {
+          return Status::InvalidArgument("character state: skill proficiency must be 1..100");
+        }
+        s.skills[std::string(id)] = static_cast<int>(v.as_int64());
+      }
+    }
+  }
+  // Version 1 predates races and classes: race and class stay empty and may_choose false, so
+  // the zone assigns the pack's defaults on admission without asking an established player.
   return s;
 }
 

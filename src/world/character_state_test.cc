@@ -19,6 +19,12 @@ CharacterState Sample() {
   s.bank_coins = 1000;
   s.aliases["gs"] = "get sword";
   s.colour = false;
+  s.race = "elf";
+  s.char_class = "mage";
+  s.may_choose = false;
+  s.practices = 3;
+  s.trains = 1;
+  s.skills["magic_missile"] = 42;
   return s;
 }
 
@@ -53,12 +59,36 @@ TEST(CharacterState, DecodesSchemaVersion1) {
   EXPECT_EQ(s->affects[0].remaining_ms, 4000);
   EXPECT_EQ(s->bank_coins, 300);
   EXPECT_EQ(s->aliases.at("k"), "kill rat");
+  // Version 1 predates classes: no race or class yet, and not a new character to be asked.
+  EXPECT_EQ(s->race, "");
+  EXPECT_EQ(s->char_class, "");
+  EXPECT_FALSE(s->may_choose);
+  EXPECT_TRUE(s->skills.empty());
+}
+
+TEST(CharacterState, NewCharacterMayChooseAndKeepsItAcrossEncoding) {
+  CharacterState s = NewCharacter("Cara", Ref{"lobby", "atrium"});
+  EXPECT_TRUE(s.may_choose);
+  Result<CharacterState> back = DecodeCharacter(EncodeCharacter(s));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->may_choose);
+}
+
+TEST(CharacterState, RejectsBadSkills) {
+  std::string text = EncodeCharacter(Sample());
+  std::string bad = text;
+  bad.replace(bad.find("\"magic_missile\":42"), 18, "\"magic_missile\":420");
+  EXPECT_EQ(DecodeCharacter(bad).status().code(), StatusCode::kInvalidArgument);
+  std::string negative = text;
+  negative.replace(negative.find("\"practices\":3"), 13, "\"practices\":-3");
+  EXPECT_EQ(DecodeCharacter(negative).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(CharacterState, RejectsNewerSchemaAndGarbage) {
   std::string text = EncodeCharacter(Sample());
   std::string newer = text;
-  newer.replace(newer.find("\"schema\":1"), 10, "\"schema\":99");
+  const std::string current = "\"schema\":" + std::to_string(kCharacterSchemaVersion);
+  newer.replace(newer.find(current), current.size(), "\"schema\":99");
   EXPECT_EQ(DecodeCharacter(newer).status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(DecodeCharacter("not json").ok());
   EXPECT_FALSE(DecodeCharacter("[]").ok());

@@ -35,6 +35,7 @@ bool ZoneCore::CanFightHere(const Actor& actor) const {
 
 int ZoneCore::ArmorOf(const Actor& actor) const {
   int armor = actor.is_player ? 0 : actor.def->armor;
+  if (actor.HasAffect(AffectKind::kShield)) armor += kShieldArmor;
   for (const auto& item : actor.equipment) {
     if (item && item->def != nullptr) armor += item->def->armor;
   }
@@ -68,9 +69,13 @@ void ZoneCore::GainExp(Actor& actor, int64_t amount) {
   bool levelled = false;
   while (actor.level < 100 && actor.exp >= ExpForNextLevel(actor.level)) {
     ++actor.level;
-    actor.max_hp += 10 + std::max(0, (actor.stats.constitution - 13) / 2);
-    actor.max_mana += 5;
-    actor.max_moves += 5;
+    if (actor.char_class != nullptr) {
+      GrowLevel(actor);
+    } else {
+      actor.max_hp += 10 + std::max(0, (actor.stats.constitution - 13) / 2);
+      actor.max_mana += 5;
+      actor.max_moves += 5;
+    }
     actor.hp = actor.max_hp;
     Send(actor, "{y}You are now level " + std::to_string(actor.level) + "!{x}");
     levelled = true;
@@ -116,6 +121,10 @@ void ZoneCore::CombatRound() {
       }
     }
     if (attacker->removed || attacker->is_player || attacker->fighting == 0) continue;
+    if (!attacker->def->spells.empty()) {
+      MobCast(*attacker);
+      if (attacker->removed || attacker->fighting == 0) continue;
+    }
     const MobDef& def = *attacker->def;
     if ((def.flags & kMobFlees) != 0 && attacker->hp * 100 < attacker->max_hp * def.flee_percent) {
       Flee(*attacker);

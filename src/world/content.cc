@@ -15,7 +15,8 @@ constexpr std::array<std::string_view, 10> kItemTypeNames = {
 constexpr std::array<std::string_view, kWearSlotCount> kWearSlotNames = {
     "none", "wield", "hold",  "shield", "head", "neck",
     "body", "arms",  "hands", "finger", "legs", "feet"};
-constexpr std::array<std::string_view, 3> kAffectNames = {"poison", "regeneration", "haste"};
+constexpr std::array<std::string_view, 4> kAffectNames = {"poison", "regeneration", "haste",
+                                                          "shield"};
 
 std::optional<int> ParseSmallInt(std::string_view text) {
   int value = 0;
@@ -138,6 +139,34 @@ const MobDef* Pack::FindMob(const Ref& ref) const {
   if (zone == nullptr) return nullptr;
   for (const MobDef& mob : zone->mobs) {
     if (mob.ref.id == ref.id) return &mob;
+  }
+  return nullptr;
+}
+
+int ClassDef::LevelFor(std::string_view skill) const {
+  for (const ClassSkill& entry : skills) {
+    if (entry.skill == skill) return entry.level;
+  }
+  return 0;
+}
+
+const RaceDef* GameRules::FindRace(std::string_view id) const {
+  for (const RaceDef& race : races) {
+    if (race.id == id) return &race;
+  }
+  return nullptr;
+}
+
+const ClassDef* GameRules::FindClass(std::string_view id) const {
+  for (const ClassDef& cls : classes) {
+    if (cls.id == id) return &cls;
+  }
+  return nullptr;
+}
+
+const SkillDef* GameRules::FindSkill(std::string_view id) const {
+  for (const SkillDef& skill : skills) {
+    if (skill.id == id) return &skill;
   }
   return nullptr;
 }

@@ -40,6 +40,14 @@ struct PendingScript {
   int line;
 };
 
+// A skill id named by a mob, resolved once game.toml has been read.
+struct PendingSkill {
+  std::string id;
+  std::string file;
+  int line;
+  std::string what;  // "spells of mob 'hermit'"
+};
+
 class Loader {
  public:
   explicit Loader(fs::path dir) : dir_(std::move(dir)) {}
@@ -55,6 +63,12 @@ class Loader {
   void LoadPackToml();
   void LoadZone(const fs::path& path, const std::string& rel);
   void LoadScripts();
+  // game.toml (races, classes, skills): optional; see the block at the end of this file.
+  void LoadGame();
+  void LoadStats(const toml::table& owner, const std::string& file, const std::string& context,
+                 StatBlock* out, int min, int max);
+  void LoadSkill(const toml::table& t, const std::string& file, std::set<std::string>* ids);
+  void ResolveGame();
   void Resolve();
   std::string Hash() const;
 
@@ -98,6 +112,7 @@ class Loader {
   std::vector<std::pair<std::string, std::string>> hashed_files_;  // rel path, contents
   std::vector<PendingRef> pending_refs_;
   std::vector<PendingScript> pending_scripts_;
+  std::vector<PendingSkill> pending_skills_;
   std::set<std::string> script_files_;
 };
 
@@ -256,8 +271,8 @@ constexpr std::array<std::string_view, 6> kZoneKinds = {"lobby",   "town",  "wil
 constexpr std::array<std::string_view, 10> kItemTypes = {
     "weapon", "armor", "food", "drink", "potion", "container", "treasure", "key", "light", "trash"};
 constexpr std::array<std::string_view, 4> kRoomFlagNames = {"safe", "bank", "indoors", "no_mob"};
-constexpr std::array<std::string_view, 6> kMobFlagNames = {"aggressive", "wanders",    "sentinel",
-                                                           "flees",      "shopkeeper", "boss"};
+constexpr std::array<std::string_view, 7> kMobFlagNames = {
+    "aggressive", "wanders", "sentinel", "flees", "shopkeeper", "boss", "trainer"};
 
 template <size_t N>
 uint32_t ParseFlags(const std::vector<std::string>& words,
@@ -477,7 +492,7 @@ void Loader::LoadZone(const fs::path& path, const std::string& rel) {
     }
     f.CheckKeys({"id", "name", "keywords", "ground", "description", "level", "hp", "damage",
                  "armor", "hitroll", "exp", "gold", "flags", "flee_percent", "equipment",
-                 "inventory", "script"});
+                 "inventory", "script", "spells"});
     f.String("name", true, &mob.name);
     f.Strings("keywords", true, &mob.keywords);
     f.String("ground", true, &mob.ground);
@@ -499,7 +514,7 @@ void Loader::LoadZone(const fs::path& path, const std::string& rel) {
     f.Strings("flags", false, &flags);
     mob.flags = ParseFlags(flags, kMobFlagNames, [&](const std::string& w) {
       f.Problem("flags", "unknown mob flag '" + w +
-                             "' (aggressive, wanders, sentinel, flees, shopkeeper, boss)");
+                             "' (aggressive, wanders, sentinel, flees, shopkeeper, boss, trainer)");
     });
     f.Int("flee_percent", false, 0, 100, &mob.flee_percent);
     std::vector<std::string> refs;
@@ -520,6 +535,11 @@ void Loader::LoadZone(const fs::path& path, const std::string& rel) {
     }
     f.String("script", false, &mob.script);
     note_script(f, mob.script);
+    f.Strings("spells", false, &mob.spells);
+    for (const std::string& spell : mob.spells) {
+      pending_skills_.push_back(
+          {spell, rel, f.LineOfKey("spells"), "spells of mob '" + mob.ref.id + "'"});
+    }
     zone.mobs.push_back(std::move(mob));
   }
 
@@ -756,8 +776,10 @@ Result<Pack> Loader::Run(std::vector<Problem>* problems) {
   }
   std::sort(pack_.zones.begin(), pack_.zones.end(),
             [](const ZoneDef& a, const ZoneDef& b) { return a.id < b.id; });
+  LoadGame();
   LoadScripts();
   Resolve();
+  ResolveGame();
 
   std::stable_sort(problems_.begin(), problems_.end(), [](const Problem& a, const Problem& b) {
     return std::tie(a.file, a.line) < std::tie(b.file, b.line);
@@ -774,6 +796,281 @@ Result<Pack> Loader::Run(std::vector<Problem>* problems) {
   }
   pack_.content_hash = Hash();
   return std::move(pack_);
+}
+
+// --- game.toml: races, classes and skills (docs/content.md "Races, classes and skills").
+// Kept together here so the zone-file reader above stays as it was.
+
+constexpr std::array<std::string_view, 2> kSkillKinds = {"skill", "spell"};
+constexpr std::array<std::string_view, 4> kSkillTargets = {"self", "character", "room", "object"};
+constexpr std::array<std::string_view, 6> kSkillEffects = {"damage",   "heal",   "affect",
+                                                           "teleport", "summon", "lua"};
+
+void Loader::LoadStats(const toml::table& owner, const std::string& file,
+                       const std::string& context, StatBlock* out, int min, int max) {
+  const toml::node* node = owner.get("stats");
+  if (node == nullptr) return;
+  const toml::table* table = node->as_table();
+  if (table == nullptr) {
+    Report(file, LineOf(*node), context + ": 'stats' must be a table { str = .., dex = .. }");
+    return;
+  }
+  Fields f(this, *table, file, context + " stats");
+  f.CheckKeys({"str", "dex", "con", "int", "wis"});
+  f.Int("str", false, min, max, &out->strength);
+  f.Int("dex", false, min, max, &out->dexterity);
+  f.Int("con", false, min, max, &out->constitution);
+  f.Int("int", false, min, max, &out->intelligence);
+  f.Int("wis", false, min, max, &out->wisdom);
+}
+
+void Loader::LoadSkill(const toml::table& t, const std::string& rel, std::set<std::string>* ids) {
+  Fields f(this, t, rel, "skill");
+  SkillDef skill;
+  f.String("id", true, &skill.id);
+  if (!skill.id.empty()) {
+    f = Fields(this, t, rel, "skill '" + skill.id + "'");
+    if (!IsValidId(skill.id)) f.Problem("id", "invalid id '" + skill.id + "'");
+    if (!ids->insert(skill.id).second) f.Problem("id", "duplicate skill id '" + skill.id + "'");
+  }
+  f.CheckKeys({"id", "name", "kind", "mana", "moves", "lag_ms", "cooldown_ms", "target", "effect",
+               "amount", "affect", "seconds", "to", "mob", "script", "function", "message",
+               "description"});
+  f.String("name", true, &skill.name);
+  std::string text;
+  f.String("kind", true, &text);
+  if (!text.empty()) {
+    if (auto kind = FindName<SkillKind>(kSkillKinds, text)) {
+      skill.kind = *kind;
+    } else {
+      f.Problem("kind", "unknown skill kind '" + text + "' (skill, spell)");
+    }
+  }
+  f.Int("mana", false, 0, 10'000, &skill.mana);
+  f.Int("moves", false, 0, 10'000, &skill.moves);
+  if (skill.kind == SkillKind::kSpell && skill.mana == 0) {
+    f.Problem("mana", "a spell must cost mana ('mana' >= 1)");
+  } else if (skill.mana == 0 && skill.moves == 0) {
+    f.Problem("moves", "a skill must cost mana or moves");
+  }
+  f.Int("lag_ms", false, 0, 60'000, &skill.lag_ms);
+  f.Int("cooldown_ms", false, 0, 3'600'000, &skill.cooldown_ms);
+  text.clear();
+  f.String("target", true, &text);
+  if (!text.empty()) {
+    if (auto target = FindName<SkillTarget>(kSkillTargets, text)) {
+      skill.target = *target;
+    } else {
+      f.Problem("target", "unknown target '" + text + "' (self, character, room, object)");
+    }
+  }
+  text.clear();
+  f.String("effect", true, &text);
+  bool effect_known = false;
+  if (!text.empty()) {
+    if (auto effect = FindName<SkillEffect>(kSkillEffects, text)) {
+      skill.effect = *effect;
+      effect_known = true;
+    } else {
+      f.Problem("effect",
+                "unknown effect '" + text + "' (damage, heal, affect, teleport, summon, lua)");
+    }
+  }
+  std::string amount;
+  f.String("amount", false, &amount);
+  if (!amount.empty()) {
+    skill.amount = ParseDice(amount);
+    if (!skill.amount) f.Problem("amount", "bad dice '" + amount + "' (want NdS, NdS+B, NdS-B)");
+  }
+  std::string affect;
+  f.String("affect", false, &affect);
+  if (!affect.empty()) {
+    skill.affect = ParseAffectKind(affect);
+    if (!skill.affect) {
+      f.Problem("affect", "unknown affect '" + affect + "' (poison, regeneration, haste, shield)");
+    }
+  }
+  f.Int("seconds", false, 1, 86'400, &skill.affect_seconds);
+  std::string to, mob;
+  f.String("to", false, &to);
+  f.String("mob", false, &mob);
+  f.String("script", false, &skill.script);
+  f.String("function", false, &skill.function);
+  f.String("message", false, &skill.message);
+  f.String("description", false, &skill.description);
+  auto full_ref = [&](std::string_view key, const std::string& value, PendingRef::Kind kind,
+                      Ref* out) {
+    std::optional<Ref> ref;
+    if (value.find(':') != std::string::npos) ref = ParseRef(value, "");
+    if (!ref) {
+      f.Problem(key, "'" + std::string(key) + "' must be a 'zone:id' reference");
+      return;
+    }
+    *out = *ref;
+    pending_refs_.push_back({kind, *ref, rel, f.LineOfKey(key), "skill '" + skill.id + "'"});
+  };
+  if (effect_known) {
+    switch (skill.effect) {
+      case SkillEffect::kDamage:
+      case SkillEffect::kHeal:
+        if (amount.empty()) f.Problem("amount", "a damage or heal effect needs 'amount' (dice)");
+        break;
+      case SkillEffect::kAffect:
+        if (affect.empty()) f.Problem("affect", "an affect effect needs 'affect'");
+        if (!f.Has("seconds")) f.Problem("seconds", "an affect effect needs 'seconds'");
+        break;
+      case SkillEffect::kTeleport:
+        if (to.empty()) {
+          f.Problem("to", "a teleport needs 'to' (a zone:room reference)");
+        } else {
+          full_ref("to", to, PendingRef::kRoom, &skill.to);
+        }
+        break;
+      case SkillEffect::kSummon:
+        if (mob.empty()) {
+          f.Problem("mob", "a summon needs 'mob' (a zone:mob reference)");
+        } else {
+          full_ref("mob", mob, PendingRef::kMob, &skill.mob);
+        }
+        break;
+      case SkillEffect::kLua:
+        if (skill.script.empty() || skill.function.empty()) {
+          f.Problem("script", "a lua effect needs 'script' and 'function'");
+        } else {
+          pending_scripts_.push_back({skill.script, rel, f.LineOfKey("script")});
+        }
+        break;
+    }
+    if (skill.effect == SkillEffect::kTeleport || skill.effect == SkillEffect::kSummon) {
+      if (skill.target != SkillTarget::kSelf) {
+        f.Problem("target", "a teleport or summon acts on its user: use target = \"self\"");
+      }
+    }
+    if (skill.target == SkillTarget::kObject && skill.effect != SkillEffect::kLua) {
+      f.Problem("target", "only a lua effect can act on an object");
+    }
+  }
+  skill.hostile = skill.effect == SkillEffect::kDamage ||
+                  (skill.effect == SkillEffect::kAffect && skill.affect == AffectKind::kPoison);
+  if (skill.hostile && skill.target == SkillTarget::kSelf) {
+    f.Problem("target", "a harmful effect cannot target its user");
+  }
+  pack_.game.skills.push_back(std::move(skill));
+}
+
+void Loader::LoadGame() {
+  const std::string rel = "game.toml";
+  std::error_code ec;
+  if (!fs::exists(dir_ / rel, ec)) return;  // optional: a pack without classes
+  std::optional<std::string> text = ReadFile(dir_ / rel, rel);
+  if (!text) return;
+  toml::table root;
+  try {
+    root = toml::parse(*text, rel);
+  } catch (const toml::parse_error& error) {
+    Report(rel, static_cast<int>(error.source().begin.line), std::string(error.description()));
+    return;
+  }
+  GameRules& game = pack_.game;
+  Fields top(this, root, rel, "game");
+  top.CheckKeys({"default_race", "default_class", "races", "classes", "skills"});
+
+  std::set<std::string> skill_ids;
+  for (const toml::table* t : top.Tables("skills")) LoadSkill(*t, rel, &skill_ids);
+
+  std::set<std::string> race_ids;
+  for (const toml::table* t : top.Tables("races")) {
+    Fields f(this, *t, rel, "race");
+    RaceDef race;
+    f.String("id", true, &race.id);
+    if (!race.id.empty()) {
+      f = Fields(this, *t, rel, "race '" + race.id + "'");
+      if (!IsValidId(race.id)) f.Problem("id", "invalid id '" + race.id + "'");
+      if (!race_ids.insert(race.id).second) f.Problem("id", "duplicate race id '" + race.id + "'");
+    }
+    f.CheckKeys({"id", "name", "description", "stats"});
+    f.String("name", true, &race.name);
+    f.String("description", false, &race.description);
+    race.stats = StatBlock{13, 13, 13, 13, 13};
+    LoadStats(*t, rel, "race '" + race.id + "'", &race.stats, 3, 25);
+    game.races.push_back(std::move(race));
+  }
+
+  std::set<std::string> class_ids;
+  for (const toml::table* t : top.Tables("classes")) {
+    Fields f(this, *t, rel, "class");
+    ClassDef cls;
+    f.String("id", true, &cls.id);
+    if (!cls.id.empty()) {
+      f = Fields(this, *t, rel, "class '" + cls.id + "'");
+      if (!IsValidId(cls.id)) f.Problem("id", "invalid id '" + cls.id + "'");
+      if (!class_ids.insert(cls.id).second) f.Problem("id", "duplicate class id '" + cls.id + "'");
+    }
+    f.CheckKeys({"id", "name", "description", "stats", "hp", "mana", "moves", "hp_per_level",
+                 "mana_per_level", "moves_per_level", "practices_per_level", "trains_per_level",
+                 "skills"});
+    f.String("name", true, &cls.name);
+    f.String("description", false, &cls.description);
+    LoadStats(*t, rel, "class '" + cls.id + "'", &cls.stats, -10, 10);
+    f.Int("hp", false, 1, 10'000, &cls.hp);
+    f.Int("mana", false, 0, 10'000, &cls.mana);
+    f.Int("moves", false, 0, 10'000, &cls.moves);
+    f.Int("hp_per_level", false, 0, 1'000, &cls.hp_per_level);
+    f.Int("mana_per_level", false, 0, 1'000, &cls.mana_per_level);
+    f.Int("moves_per_level", false, 0, 1'000, &cls.moves_per_level);
+    f.Int("practices_per_level", false, 0, 100, &cls.practices_per_level);
+    f.Int("trains_per_level", false, 0, 100, &cls.trains_per_level);
+    std::set<std::string> taught;
+    for (const toml::table* st : f.Tables("skills")) {
+      Fields sf(this, *st, rel, "skill of class '" + cls.id + "'");
+      sf.CheckKeys({"skill", "level"});
+      ClassSkill entry;
+      sf.String("skill", true, &entry.skill);
+      sf.Int("level", true, 1, 100, &entry.level);
+      if (entry.skill.empty()) continue;
+      if (!taught.insert(entry.skill).second) {
+        sf.Problem("skill", "skill '" + entry.skill + "' listed twice");
+      }
+      if (skill_ids.count(entry.skill) == 0) {
+        sf.Problem("skill", "unknown skill '" + entry.skill + "'");
+      }
+      cls.skills.push_back(std::move(entry));
+    }
+    game.classes.push_back(std::move(cls));
+  }
+
+  top.String("default_race", !game.races.empty(), &game.default_race);
+  top.String("default_class", !game.classes.empty(), &game.default_class);
+  if (!game.default_race.empty() && race_ids.count(game.default_race) == 0) {
+    top.Problem("default_race", "unknown race '" + game.default_race + "'");
+  }
+  if (!game.default_class.empty() && class_ids.count(game.default_class) == 0) {
+    top.Problem("default_class", "unknown class '" + game.default_class + "'");
+  }
+  if (game.races.empty() != game.classes.empty()) {
+    Report(rel, 1, "game: give both [[races]] and [[classes]], or neither");
+  }
+}
+
+void Loader::ResolveGame() {
+  for (const PendingSkill& pending : pending_skills_) {
+    if (pack_.game.FindSkill(pending.id) == nullptr) {
+      Report(pending.file, pending.line,
+             pending.what + ": unknown skill '" + pending.id + "'" +
+                 (pack_.game.skills.empty() ? " (the pack has no game.toml skills)" : ""));
+    }
+  }
+  for (const SkillDef& skill : pack_.game.skills) {
+    if (skill.effect == SkillEffect::kSummon && skill.target == SkillTarget::kSelf) {
+      // Summoning a shopkeeper or trainer would let a player carry one about.
+      const MobDef* mob = pack_.FindMob(skill.mob);
+      if (mob != nullptr && (mob->flags & (kMobShopkeeper | kMobTrainer)) != 0) {
+        Report("game.toml", 0,
+               "skill '" + skill.id + "': cannot summon a shopkeeper or trainer ('" +
+                   skill.mob.ToString() + "')");
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -11,9 +11,14 @@ std::string WhoJson(const std::vector<WhoEntry>& who) {
   json::array players;
   players.reserve(who.size());
   for (const WhoEntry& entry : who) {
-    players.emplace_back(json::object{{"name", SanitizeUtf8(entry.name)},
-                                      {"level", entry.level},
-                                      {"zone", SanitizeUtf8(entry.zone)}});
+    json::object player{{"name", SanitizeUtf8(entry.name)},
+                        {"level", entry.level},
+                        {"zone", SanitizeUtf8(entry.zone)}};
+    if (!entry.char_class.empty()) {
+      player["race"] = SanitizeUtf8(entry.race);
+      player["class"] = SanitizeUtf8(entry.char_class);
+    }
+    players.emplace_back(std::move(player));
   }
   const json::object doc{{"count", who.size()}, {"players", std::move(players)}};
   return json::serialize(doc);

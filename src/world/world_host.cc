@@ -123,6 +123,22 @@ std::string WorldHost::TargetZone(const CharacterState& state) const {
   return pack_->start_room.zone;
 }
 
+WorldHost::RosterEntry WorldHost::MakeRosterEntry(const CharacterState& state,
+                                                  const std::string& zone) const {
+  RosterEntry entry{state.name, zone, state.level, {}, {}};
+  const GameRules& game = pack_->game;
+  if (game.empty()) return entry;
+  // A character without a race or class yet is given the defaults by its zone on admission.
+  const RaceDef* race = game.FindRace(state.race.empty() ? game.default_race : state.race);
+  const ClassDef* cls =
+      game.FindClass(state.char_class.empty() ? game.default_class : state.char_class);
+  if (race == nullptr) race = game.FindRace(game.default_race);
+  if (cls == nullptr) cls = game.FindClass(game.default_class);
+  if (race != nullptr) entry.race = race->name;
+  if (cls != nullptr) entry.char_class = cls->name;
+  return entry;
+}
+
 Status WorldHost::AdmitLocked(PlayerTransfer transfer) {
   if (transfer.state.room.empty() || pack_->FindRoom(transfer.state.room) == nullptr) {
     transfer.state.room = pack_->start_room;
@@ -131,7 +147,7 @@ Status WorldHost::AdmitLocked(PlayerTransfer transfer) {
   auto it = zones_.find(zone_id);
   if (it == zones_.end()) return Status::Unavailable("zone not running here: " + zone_id);
   std::string key = NameKey(transfer.state.name);
-  RosterEntry entry{transfer.state.name, zone_id, transfer.state.level};
+  RosterEntry entry = MakeRosterEntry(transfer.state, zone_id);
   TELOS_RETURN_IF_ERROR(it->second->Admit(std::move(transfer)));
   roster_[key] = std::move(entry);
   if (fleet_ != nullptr) fleet_->Resident(key, zone_id);
@@ -227,7 +243,7 @@ bool WorldHost::Transfer(PlayerTransfer& transfer) {
     return true;
   }
   std::string key = NameKey(transfer.state.name);
-  RosterEntry entry{transfer.state.name, it->first, transfer.state.level};
+  RosterEntry entry = MakeRosterEntry(transfer.state, it->first);
   Status status = it->second->TryAdmit(transfer);
   if (!status.ok()) {
     // The player is still in `transfer`: the caller keeps them where they were.
@@ -296,7 +312,9 @@ void WorldHost::DeliverChannel(const std::string& channel, const std::string& fr
 std::vector<WhoEntry> WorldHost::Who() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<WhoEntry> who;
-  for (const auto& [key, entry] : roster_) who.push_back({entry.name, entry.level, entry.zone});
+  for (const auto& [key, entry] : roster_) {
+    who.push_back({entry.name, entry.level, entry.zone, entry.race, entry.char_class});
+  }
   return who;
 }
 

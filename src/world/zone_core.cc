@@ -89,6 +89,7 @@ ZoneCore::ZoneCore(std::shared_ptr<const Pack> pack, const ZoneDef& zone, uint64
   RegisterShopCommands(registry_);
   RegisterCombatCommands(registry_);
   RegisterMiscCommands(registry_);
+  RegisterSkillCommands(registry_);
   BuildRooms();
   save_interval_heartbeats_ =
       std::max<int64_t>(1, deps_.save_interval_ms / limits::kZoneHeartbeatMs);
@@ -354,6 +355,7 @@ void ZoneCore::Admit(PlayerTransfer transfer) {
   a.bank = s.bank_coins;
   a.aliases = s.aliases;
   a.colour = s.colour;
+  AssignClass(a, s);
   a.sink = std::move(transfer.sink);
   a.reply_to = std::move(transfer.reply_to);
   a.next_save_heartbeat = heartbeats_ + save_interval_heartbeats_;
@@ -365,6 +367,12 @@ void ZoneCore::Admit(PlayerTransfer transfer) {
   ToRoom(room_index, a.Display() + " arrives.", a.id);
   ShowRoom(a);
   for (std::string& line : transfer.arrival) Send(a, std::move(line));
+  if (a.may_choose && a.char_class != nullptr) {
+    Send(a,
+         "{y}You are new to this world and may choose your race and class: type 'choose' "
+         "to be asked, or 'choose <race> <class>'. Until then you are " +
+             a.race->name + ", " + a.char_class->name + ".{x}");
+  }
   SendRoomInfo(a);
   MarkDirty(a);
   MarkUrgent(a);
@@ -398,6 +406,12 @@ CharacterState ZoneCore::Snapshot(const Actor& a) const {
   s.bank_coins = a.bank;
   s.aliases = a.aliases;
   s.colour = a.colour;
+  if (a.race != nullptr) s.race = a.race->id;
+  if (a.char_class != nullptr) s.char_class = a.char_class->id;
+  s.may_choose = a.may_choose;
+  s.practices = a.practices;
+  s.trains = a.trains;
+  s.skills.insert(a.skills.begin(), a.skills.end());
   return s;
 }
 
@@ -584,6 +598,15 @@ void ZoneCore::Dispatch(Actor& actor, std::string_view line) {
   }
 
   const CommandSpec* spec = registry_.FindExact(verb);
+  if (spec == nullptr && actor.char_class != nullptr) {
+    // A skill (not a spell: those are cast) is its own verb, for the classes that have it.
+    const SkillDef* skill = pack_->game.FindSkill(verb);
+    if (skill != nullptr && skill->kind == SkillKind::kSkill &&
+        actor.char_class->LevelFor(skill->id) > 0) {
+      UseSkill(actor, *skill, args);
+      return;
+    }
+  }
   const ZoneCommandDef* zone_command = spec ? nullptr : FindZoneCommand(verb, true);
   if (spec == nullptr && zone_command == nullptr && actor.room >= 0) {
     for (const ExitDef& exit : room(actor.room).def->exits) {
@@ -789,11 +812,15 @@ bool ZoneCore::FlushPlayer(Actor& actor) {
   const std::array<int64_t, 3> status{actor.level, actor.exp, actor.gold};
   if (status != actor.last_status) {
     actor.last_status = status;
-    actor.pending.events.push_back(
-        {"Char.Status", json::serialize(json::object{{"name", JsonText(actor.name)},
-                                                     {"level", actor.level},
-                                                     {"exp", actor.exp},
-                                                     {"gold", actor.gold}})});
+    json::object doc{{"name", JsonText(actor.name)},
+                     {"level", actor.level},
+                     {"exp", actor.exp},
+                     {"gold", actor.gold}};
+    if (actor.char_class != nullptr) {
+      doc["race"] = JsonText(actor.race->name);
+      doc["class"] = JsonText(actor.char_class->name);
+    }
+    actor.pending.events.push_back({"Char.Status", json::serialize(doc)});
   }
   if (actor.pending.text.empty() && actor.pending.events.empty() && !actor.pending.disconnect &&
       actor.pending.echo == PlayerOutput::Echo::kUnchanged) {
@@ -940,7 +967,7 @@ void ZoneCore::CheckAggression(Actor& arriving) {
   if (arriving.is_player) {
     // Nothing in the room moves until the first aggressive mob is found, and then the loop ends.
     for (Actor* mob : here.actors) {
-      if (mob->is_player || mob->fighting != 0) continue;
+      if (mob->is_player || mob->fighting != 0 || mob->summoned) continue;
       if ((mob->def->flags & kMobAggressive) == 0) continue;
       ToRoom(arriving.room, mob->Display() + " snarls and attacks " + arriving.name + "!",
              arriving.id);
@@ -949,7 +976,7 @@ void ZoneCore::CheckAggression(Actor& arriving) {
       return;
     }
   } else if (arriving.def != nullptr && (arriving.def->flags & kMobAggressive) != 0 &&
-             arriving.fighting == 0) {
+             arriving.fighting == 0 && !arriving.summoned) {
     for (Actor* player : here.players) {
       Send(*player, "{r}" + arriving.Display() + " attacks you!{x}");
       StartFight(arriving, *player);

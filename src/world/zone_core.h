@@ -80,8 +80,19 @@ struct Actor {
   std::vector<Affect> affects;
   int64_t gold = 0;
   int64_t bank = 0;
+  // Skills and spells (skills.cc): a heartbeat count before which the actor may use no skill
+  // (lag), and per skill id the heartbeat before which that skill is not ready (cooldown).
+  int64_t lag_until = 0;
+  std::map<std::string, int64_t, std::less<>> cooldown_until;
+  bool summoned = false;  // a mob brought by a summon: never aggressive, never reset
 
   // Players only.
+  const RaceDef* race = nullptr;  // null in a pack without game.toml
+  const ClassDef* char_class = nullptr;
+  bool may_choose = false;  // CharacterState::may_choose
+  int practices = 0;
+  int trains = 0;
+  std::map<std::string, int, std::less<>> skills;  // skill id -> proficiency 1..100
   std::map<std::string, std::string> aliases;
   bool colour = true;
   std::string reply_to;
@@ -224,6 +235,23 @@ class ZoneCore final : public ScriptHost {
   void RegenTick();
   void Damage(Actor& actor, int amount, Actor* source);
   void Heal(Actor& actor, int amount);
+
+  // Races, classes, skills and spells (skills.cc).
+  // On admission: the character's race and class, or the pack's defaults for one that has
+  // none (saved before classes existed) or names one the pack no longer has.
+  void AssignClass(Actor& player, const CharacterState& state);
+  // Sets starting stats, points and skills from `race` and `cls` (a new character's choice).
+  void StartAs(Actor& player, const RaceDef& race, const ClassDef& cls);
+  // Applies the class's growth for one level gained.
+  void GrowLevel(Actor& player);
+  // Uses `skill` with `args` naming the target (may be empty). Checks knowledge, lag,
+  // cooldown, position and cost, rolls proficiency on the zone's Random, applies the effect
+  // and may raise proficiency. Returns true if the skill was used (whether or not it worked).
+  bool UseSkill(Actor& user, const SkillDef& skill, std::string_view args);
+  // A fighting mob's turn to perhaps use one of its content `spells`.
+  void MobCast(Actor& mob);
+  // A trainer (kMobTrainer) in the actor's room, or null.
+  Actor* TrainerIn(int room);
 
   // Mobs and resets.
   void MobActTick();

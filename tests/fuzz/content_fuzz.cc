@@ -12,6 +12,10 @@
 // run), so this target stays near a thousand inputs a second on a 2-core box: the price of
 // loading a real pack folder, which is what the servers do.
 //
+// An input whose first line is exactly "# game.toml" is written as the pack's game.toml (races,
+// classes, skills) instead, beside a fixed zone holding a trainer and a caster that name skills,
+// so the fuzzer explores that file and its cross-references too (seeds: corpus/content/game_*).
+//
 // Besides "never crashes": a pack either loads with no problems or fails with at least one, and
 // every exit of a loaded pack leads to a room that exists (the zones rely on it).
 //
@@ -94,9 +98,50 @@ flags = ["safe"]
 
 }  // namespace
 
+// The zone beside a fuzzed game.toml: a trainer and a mob casting skills the game file may or
+// may not define.
+constexpr std::string_view kGameZone = R"([zone]
+id = "fuzz"
+name = "Fuzz"
+kind = "town"
+reset_minutes = 5
+
+[[rooms]]
+id = "start"
+name = "Start"
+description = "A room."
+
+[[mobs]]
+id = "trainer"
+name = "a trainer"
+keywords = ["trainer"]
+ground = "A trainer waits."
+level = 10
+hp = 50
+flags = ["sentinel", "trainer"]
+
+[[mobs]]
+id = "caster"
+name = "a caster"
+keywords = ["caster"]
+ground = "A caster waits."
+level = 3
+hp = 20
+spells = ["magic_missile", "kick"]
+)";
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const PackDir dir;
-  WriteFile(dir.path() / "zones" / "fuzz.toml", reinterpret_cast<const char*>(data), size);
+  constexpr std::string_view kGameMarker = "# game.toml\n";
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  std::error_code ec;
+  if (input.starts_with(kGameMarker)) {
+    WriteFile(dir.path() / "game.toml", input.data(), input.size());
+    WriteFile(dir.path() / "zones" / "fuzz.toml", kGameZone.data(), kGameZone.size());
+  } else {
+    fs::remove(dir.path() / "game.toml", ec);
+    WriteFile(dir.path() / "zones" / "fuzz.toml", reinterpret_cast<const char*>(data), size);
+  }
   std::vector<telos::world::Problem> problems;
   auto pack = telos::world::LoadPack(dir.path(), &problems);
   Check(pack.ok() == problems.empty());
@@ -107,6 +152,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& room : zone.rooms) {
       for (const auto& exit : room.exits) Check(pack->FindRoom(exit.to) != nullptr);
     }
+    for (const auto& mob : zone.mobs) {
+      for (const auto& spell : mob.spells) Check(pack->game.FindSkill(spell) != nullptr);
+    }
+  }
+  // A loaded game.toml resolves: every class skill exists, every teleport and summon target.
+  const auto& game = pack->game;
+  for (const auto& cls : game.classes) {
+    for (const auto& entry : cls.skills) Check(game.FindSkill(entry.skill) != nullptr);
+  }
+  for (const auto& skill : game.skills) {
+    if (skill.effect == telos::world::SkillEffect::kTeleport)
+      Check(pack->FindRoom(skill.to) != nullptr);
+    if (skill.effect == telos::world::SkillEffect::kSummon)
+      Check(pack->FindMob(skill.mob) != nullptr);
+  }
+  if (!game.empty()) {
+    Check(game.FindRace(game.default_race) != nullptr);
+    Check(game.FindClass(game.default_class) != nullptr);
   }
   return 0;
 }

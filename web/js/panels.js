@@ -88,7 +88,9 @@ export class CharLine {
     Object.assign(this.status, data);
     const s = this.status;
     this.name.textContent = s.name ? stripAnsi(s.name) : 'Not logged in';
-    this.level.textContent = typeof s.level === 'number' ? `level ${s.level}` : '';
+    const title = [s.race, s.class].filter((t) => typeof t === 'string' && t).map(stripAnsi);
+    this.level.textContent =
+      typeof s.level === 'number' ? [`level ${s.level}`, ...title].join(' ') : '';
     const extra = [];
     if (typeof s.gold === 'number') extra.push(`${s.gold} gold`);
     if (typeof s.exp === 'number') extra.push(`${s.exp} exp`);

@@ -108,12 +108,23 @@ void Look(CommandContext& c) {
 void Who(CommandContext& c) {
   std::vector<WhoEntry> who = c.zone.deps().router->Who();
   c.zone.Send(c.actor, "{w}Adventurers in the world:{x}");
-  for (const WhoEntry& entry : who) {
+  for (WhoEntry& entry : who) {
+    // Players in this zone are shown as they are now (a level just gained, a class just
+    // chosen); the rest as the world last saw them.
+    if (const Actor* here = c.zone.FindPlayer(NameKey(entry.name))) {
+      entry.level = here->level;
+      if (here->race != nullptr) entry.race = here->race->name;
+      if (here->char_class != nullptr) entry.char_class = here->char_class->name;
+    }
     std::string level = std::to_string(entry.level);
     if (level.size() < 3) level.insert(0, 3 - level.size(), ' ');
     const ZoneDef* zone = c.zone.pack().FindZone(entry.zone);
+    std::string title;
+    if (!entry.race.empty() || !entry.char_class.empty()) {
+      title = " " + entry.race + (entry.race.empty() ? "" : " ") + entry.char_class;
+    }
     c.zone.Send(c.actor,
-                "[" + level + "] " + entry.name + " - " + (zone ? zone->name : entry.zone));
+                "[" + level + title + "] " + entry.name + " - " + (zone ? zone->name : entry.zone));
   }
   c.zone.Send(c.actor,
               std::to_string(who.size()) + (who.size() == 1 ? " player" : " players") + " online.");
@@ -122,7 +133,9 @@ void Who(CommandContext& c) {
 void Score(CommandContext& c) {
   Actor& a = c.actor;
   ZoneCore& z = c.zone;
-  z.Send(a, "{w}" + a.name + "{x}, level " + std::to_string(a.level) + ".");
+  z.Send(a, "{w}" + a.name + "{x}, level " + std::to_string(a.level) +
+                (a.char_class != nullptr ? " " + a.race->name + " " + a.char_class->name : "") +
+                ".");
   z.Send(a, "Experience: " + std::to_string(a.exp) + " (next level at " +
                 std::to_string(int64_t{100} * a.level * a.level) + ").");
   z.Send(a, "Hit points: " + std::to_string(a.hp) + "/" + std::to_string(a.max_hp) +
@@ -134,6 +147,11 @@ void Score(CommandContext& c) {
                 std::to_string(a.stats.intelligence) + "  Wis " + std::to_string(a.stats.wisdom));
   z.Send(a, "Coins: " + std::to_string(a.gold) + " carried, " + std::to_string(a.bank) +
                 " in the bank.  Armor: " + std::to_string(z.ArmorOf(a)) + ".");
+  if (a.char_class != nullptr) {
+    z.Send(a, "Practices: " + std::to_string(a.practices) + "  Training sessions: " +
+                  std::to_string(a.trains) + "  Skills known: " + std::to_string(a.skills.size()) +
+                  (a.may_choose ? "  (type 'choose' to pick your race and class)" : ""));
+  }
   z.Send(a, "You are " + std::string(PositionName(a.position)) + ".");
   for (const Affect& affect : a.affects) {
     z.Send(a, "Affected by " + std::string(AffectKindName(affect.kind)) + " for " +
@@ -180,6 +198,7 @@ void Help(CommandContext& c) {
       }
     }
   }
+  if (GameHelp(c.zone, c.actor, topic)) return;
   const CommandSpec* spec = c.zone.registry().FindExact(topic);
   std::vector<std::string> ambiguous;
   if (spec == nullptr) spec = c.zone.registry().FindPrefix(topic, &ambiguous);

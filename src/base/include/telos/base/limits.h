@@ -315,4 +315,14 @@ static_assert(kAssertionRenewSweepMs * 2 < kAssertionTtlMsMin / 2,
 // at once, so a scraper hammering the admin port cannot take the pool from logins and saves.
 inline constexpr size_t kHttpBlockingRequestsMax = 4;
 
+// --- Races, classes, skills and spells (src/world; issue 32)
+// Skills one saved character may know: a pack defines a few dozen; a state claiming more is
+// refused at decode rather than grown into every zone that admits it.
+inline constexpr size_t kCharacterSkillsMax = 256;
+// Mobs one skill use may summon into a zone at once, counted over the whole zone; past it the
+// summon fizzles, so a player cannot fill a zone with summoned mobs.
+inline constexpr size_t kSummonedMobsPerZoneMax = 16;
+// A fighting mob with spells tries one in this many combat rounds (deterministic via Random).
+inline constexpr int kMobCastOneInRounds = 3;
+
 }  // namespace telos::limits

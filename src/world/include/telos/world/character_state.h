@@ -23,7 +23,9 @@
 namespace telos::world {
 
 // Bumped whenever the JSON layout changes; decode keeps reading every older version.
-inline constexpr int kCharacterSchemaVersion = 1;
+// 2: race, class, practices, trains, skills and may_choose. A version-1 character has no race
+// or class; the zone gives it the pack's defaults on admission and never asks it to choose.
+inline constexpr int kCharacterSchemaVersion = 2;
 
 struct Stats {
   int strength = 13;
@@ -63,11 +65,19 @@ struct CharacterState {
   int64_t bank_coins = 0;
   std::map<std::string, std::string> aliases;
   bool colour = true;
+  // Races, classes and skills (content game.toml). Empty race/class: not assigned yet.
+  std::string race;
+  std::string char_class;
+  bool may_choose = false;            // a new character that has not yet picked its race and class
+  int practices = 0;                  // sessions left to spend with a trainer on skills
+  int trains = 0;                     // points left to spend with a trainer on stats
+  std::map<std::string, int> skills;  // skill id -> proficiency, 1..100
 
   bool operator==(const CharacterState&) const = default;
 };
 
-// A fresh level-1 character standing in `start_room` with a little money.
+// A fresh level-1 character standing in `start_room` with a little money, still to choose its
+// race and class (may_choose).
 CharacterState NewCharacter(std::string name, Ref start_room);
 
 // JSON text with "schema": kCharacterSchemaVersion.

@@ -79,7 +79,9 @@ enum class WearSlot {
   kFeet
 };
 inline constexpr int kWearSlotCount = 12;
-enum class AffectKind { kPoison, kRegeneration, kHaste };
+// kShield adds kShieldArmor to armour while it lasts (a spell's buff); the others act on pulses.
+enum class AffectKind { kPoison, kRegeneration, kHaste, kShield };
+inline constexpr int kShieldArmor = 20;
 
 std::string_view ZoneKindName(ZoneKind kind);
 std::string_view ItemTypeName(ItemType type);
@@ -97,6 +99,7 @@ enum MobFlag : uint32_t {
   kMobFlees = 8,
   kMobShopkeeper = 16,
   kMobBoss = 32,
+  kMobTrainer = 64,  // teaches (`practice`) and trains (`train`) the players in its room
 };
 
 struct ExitDef {
@@ -156,6 +159,7 @@ struct MobDef {
   std::vector<Ref> equipment;
   std::vector<Ref> inventory;
   std::string script;
+  std::vector<std::string> spells;  // skill ids (game.toml) the mob uses in a fight
 };
 
 struct ShopDef {
@@ -203,6 +207,80 @@ struct ZoneDef {
   const RoomDef* FindRoom(std::string_view id) const;
 };
 
+// --- Races, classes and skills (game.toml; docs/content.md "Races, classes and skills").
+// A pack without game.toml has none: its characters have no race or class and level as before.
+
+enum class SkillKind { kSkill, kSpell };
+// Who a skill acts on: the user, one character in the room (the opponent when none is named),
+// everyone on the other side in the room, or an object carried or lying in the room.
+enum class SkillTarget { kSelf, kCharacter, kRoom, kObject };
+enum class SkillEffect { kDamage, kHeal, kAffect, kTeleport, kSummon, kLua };
+
+struct SkillDef {
+  std::string id;    // also the command word of a kind = "skill" skill
+  std::string name;  // "magic missile"
+  SkillKind kind = SkillKind::kSpell;
+  int mana = 0;  // cost; a spell costs mana, a skill mana or moves (a cost of nothing is refused)
+  int moves = 0;
+  int64_t lag_ms = 0;       // the user can use no skill or spell for this long afterwards
+  int64_t cooldown_ms = 0;  // this skill cannot be used again for this long
+  SkillTarget target = SkillTarget::kCharacter;
+  SkillEffect effect = SkillEffect::kDamage;
+  std::optional<Dice> amount;  // damage and heal
+  std::optional<AffectKind> affect;
+  int64_t affect_seconds = 0;
+  Ref to;              // teleport: a room in the user's zone (a fully qualified ref)
+  Ref mob;             // summon: a mob prototype
+  std::string script;  // lua: file in scripts/, called as function(user, target)
+  std::string function;
+  std::string message;      // shown to the user on success; empty for the effect's own text
+  std::string description;  // for `help <skill>`
+  bool hostile = false;     // derived: damage, or a poison affect, on someone else starts a fight
+};
+
+struct StatBlock {
+  int strength = 0, dexterity = 0, constitution = 0, intelligence = 0, wisdom = 0;
+};
+
+struct RaceDef {
+  std::string id;
+  std::string name;  // "Elf"
+  std::string description;
+  StatBlock stats;  // the starting stats (before the class's bonuses)
+};
+
+struct ClassSkill {
+  std::string skill;  // SkillDef id
+  int level = 1;      // the first level at which it may be learned
+};
+
+struct ClassDef {
+  std::string id;
+  std::string name;  // "Mage"
+  std::string description;
+  StatBlock stats;                     // added to the race's
+  int hp = 30, mana = 20, moves = 80;  // at level 1
+  int hp_per_level = 10, mana_per_level = 5, moves_per_level = 5;
+  int practices_per_level = 2;  // sessions with a trainer (`practice`)
+  int trains_per_level = 1;     // stat points (`train`)
+  std::vector<ClassSkill> skills;
+  // The level at which this class may learn `skill`, or 0 when it never may.
+  int LevelFor(std::string_view skill) const;
+};
+
+struct GameRules {
+  std::vector<RaceDef> races;  // in file order: the creation dialogue's order
+  std::vector<ClassDef> classes;
+  std::vector<SkillDef> skills;
+  std::string default_race;  // what a character that never chose (or predates classes) gets
+  std::string default_class;
+
+  bool empty() const { return classes.empty(); }
+  const RaceDef* FindRace(std::string_view id) const;
+  const ClassDef* FindClass(std::string_view id) const;
+  const SkillDef* FindSkill(std::string_view id) const;
+};
+
 // A whole, validated pack.
 struct Pack {
   std::string name;
@@ -211,6 +289,7 @@ struct Pack {
   std::vector<ZoneDef> zones;                  // sorted by id
   std::map<std::string, std::string> scripts;  // file name (e.g. "rat.lua") -> source
   std::string content_hash;                    // lower-case hex SHA-256, see docs/content.md
+  GameRules game;                              // game.toml; empty when the pack has none
 
   const ZoneDef* FindZone(std::string_view id) const;
   const RoomDef* FindRoom(const Ref& ref) const;

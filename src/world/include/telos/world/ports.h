@@ -69,6 +69,9 @@ struct WhoEntry {
   std::string name;
   int level = 1;
   std::string zone;
+  // Display names ("Elf", "Mage"); empty where unknown (a pack without classes, another shard).
+  std::string race;
+  std::string char_class;
 };
 
 // Why a snapshot was taken; the saver may use it to prioritise (quit before periodic).

@@ -156,7 +156,10 @@ class WorldHost final : private ZoneRouter {
     std::string name;
     std::string zone;
     int level = 1;
+    std::string race;  // display names, see WhoEntry
+    std::string char_class;
   };
+  RosterEntry MakeRosterEntry(const CharacterState& state, const std::string& zone) const;
   mutable std::mutex mu_;  // guards zones_ and roster_
   std::map<std::string, std::shared_ptr<Zone>> zones_;
   int64_t zones_started_ = 0;  // guarded by mu_; gives each new zone its heartbeat phase
