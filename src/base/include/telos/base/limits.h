@@ -268,6 +268,9 @@ inline constexpr size_t kDirectorDrainZonesPerRequestMax = kDirectoryZonesPerOcc
 inline constexpr size_t kDirectorErrorTextBytesMax = 1'024;
 // A drain-targets request or reply on the bus; anything larger is malformed.
 inline constexpr size_t kDirectorDrainMessageBytesMax = kBusMessageBytesMax;
+// A plan reads the cooldown of each zone it would move and plans again when one is cooling;
+// after this many rounds the moves of unread zones are dropped until the next plan.
+inline constexpr int kDirectorPlanRoundsMax = 8;
 
 // --- Load generator (src/sim)
 inline constexpr int64_t kSwarmBotsMax = 20'000;
