@@ -166,8 +166,8 @@ int main(int argc, char** argv) {
   });
 
   telos::app::CtlClusterFlags ctl_cluster_flags;
-  auto* ctl =
-      app.add_subcommand("ctl", "Operator CLI: inspect a running fleet (needs TELOS_REDIS)");
+  auto* ctl = app.add_subcommand(
+      "ctl", "Operator CLI: inspect or reload a running fleet (needs TELOS_REDIS)");
   ctl->require_subcommand(1);
   auto* ctl_cluster = ctl->add_subcommand(
       "cluster",
@@ -178,6 +178,15 @@ int main(int argc, char** argv) {
   ctl_cluster->callback([&exit_code, &ctl_cluster_flags] {
     const telos::Config config = LoadConfigOrExit();
     exit_code = telos::app::RunCtlCluster(ctl_cluster_flags, config);
+  });
+
+  auto* ctl_reload = ctl->add_subcommand(
+      "reload",
+      "Content hot reload: validate the pack in TELOS_CONTENT_DIR, then every live world "
+      "rebuilds its changed zones in place (needs TELOS_REDIS and TELOS_NATS)");
+  ctl_reload->callback([&exit_code] {
+    const telos::Config config = LoadConfigOrExit();
+    exit_code = telos::app::RunCtlReload(config);
   });
 
   CLI11_PARSE(app, argc, argv);

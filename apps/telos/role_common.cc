@@ -303,4 +303,47 @@ void StopSignal::Wait() {
   cv_.wait(lock, [&] { return stop_; });
 }
 
+ReloadSignal::ReloadSignal(boost::asio::io_context& io, Logger& log, std::function<void()> reload)
+    : signals_(io, SIGHUP), log_(log), reload_(std::move(reload)) {
+  Arm();
+}
+
+ReloadSignal::~ReloadSignal() {
+  boost::system::error_code ignored;
+  signals_.cancel(ignored);
+  std::lock_guard lock(mu_);
+  if (worker_.joinable()) worker_.join();
+}
+
+void ReloadSignal::Arm() {
+  signals_.async_wait([this](const boost::system::error_code& error, int) {
+    if (error) return;  // cancelled: shutting down
+    if (running_.exchange(true)) {
+      log_.Warn("SIGHUP: a content reload is already running; this one is ignored");
+    } else {
+      log_.Info("SIGHUP: reloading content");
+      std::lock_guard lock(mu_);
+      if (worker_.joinable()) worker_.join();  // the last one, finished
+      worker_ = std::thread([this] {
+        reload_();
+        running_.store(false);
+      });
+    }
+    Arm();
+  });
+}
+
+void LogFleetReload(const shard::FleetReloadReport& report, Logger& log) {
+  std::string lines;
+  for (const std::string& line : report.lines) {
+    log.Info("reload: " + line);
+    lines += (lines.empty() ? "" : "; ") + line;
+  }
+  if (report.status.ok()) {
+    log.Info("reload applied", {{"worlds", lines}});
+  } else {
+    log.Error("reload refused", {{"error", report.status.ToString()}, {"details", lines}});
+  }
+}
+
 }  // namespace telos::app

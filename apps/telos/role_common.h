@@ -3,6 +3,7 @@
 // for SIGINT/SIGTERM.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -28,6 +29,7 @@
 #include "telos/net/admin_routes.h"
 #include "telos/net/http_server.h"
 #include "telos/net/telnet_server.h"
+#include "telos/shard/pack_reload.h"
 #include "telos/store/postgres_store.h"
 #include "telos/store/redis_checkpoint_store.h"
 #include "telos/world/content.h"
@@ -188,5 +190,30 @@ class StopSignal {
   std::condition_variable cv_;
   bool stop_ = false;
 };
+
+// SIGHUP: content hot reload (docs/operating.md "Reloading content"). Each signal runs `reload`
+// once on a thread of its own (it waits for every world's answer, and must not take a blocking
+// pool thread that the answers themselves need); a signal while one runs is logged and
+// otherwise ignored. Until this is constructed SIGHUP has its default effect (the process
+// ends): make it before "ready". The destructor waits for a reload in flight.
+class ReloadSignal {
+ public:
+  ReloadSignal(boost::asio::io_context& io, Logger& log, std::function<void()> reload);
+  ~ReloadSignal();
+
+ private:
+  void Arm();
+
+  boost::asio::signal_set signals_;
+  Logger& log_;
+  std::function<void()> reload_;
+  std::atomic<bool> running_{false};
+  std::mutex mu_;       // guards worker_
+  std::thread worker_;  // the reload in flight, or the last one
+};
+
+// Runs one fleet reload for SIGHUP and logs what it did: a line per world, then the verdict
+// ("reload applied", or "reload refused" with the reason and the pack's file:line problems).
+void LogFleetReload(const shard::FleetReloadReport& report, Logger& log);
 
 }  // namespace telos::app

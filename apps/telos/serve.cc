@@ -202,6 +202,9 @@ int RunServeParts(const ServeSettings& settings, ServeParts parts, const Clock& 
 
   // --- Run until a signal.
   StopSignal stop(io, log);
+  // The same fleet-wide reload `telos ctl reload` runs, on this process's own backends.
+  auto reload = std::make_unique<ReloadSignal>(
+      io, log, [&world, &log] { LogFleetReload(world.ReloadFleet(), log); });
   log.Info("ready", {{"telnet_port", static_cast<int64_t>(gate.telnet_port())},
                      {"http_port", static_cast<int64_t>(gate.http_port())},
                      {"admin_address", settings.front.admin.address},
@@ -209,6 +212,7 @@ int RunServeParts(const ServeSettings& settings, ServeParts parts, const Clock& 
                      {"grpc_port", static_cast<int64_t>(world.grpc_port())},
                      {"shard", world_settings.shard_id}});
   stop.Wait();
+  reload.reset();
 
   // --- Graceful stop: tell everyone and close the streams (characters stay in the world), then
   // drain to a peer if there is one, stop every zone (each player is frozen and saved), flush

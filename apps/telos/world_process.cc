@@ -227,10 +227,45 @@ void WorldProcess::StartComms(bus::Bus& bus, boost::asio::io_context& io, Blocki
   shard::FleetCommsOptions comms_options;
   comms_options.shard_id = settings_.shard_id;
   comms_options.subject_prefix = settings_.subject_prefix;
-  comms_ = std::make_unique<shard::FleetComms>(comms_options, bus, directory_, host_, io,
-                                               std::move(blocking), log, metrics);
+  comms_ = std::make_unique<shard::FleetComms>(comms_options, bus, directory_, host_, io, blocking,
+                                               log, metrics);
   host_.SetRemoteComms(comms_.get());
   shard_.SetComms(comms_.get());
+  bus_ = &bus;
+  // The degradation ladder: rebuilding a zone saves everyone in it, so no reload while the
+  // character store is down (the bus being down, the request never arrives).
+  reload_agent_ = std::make_unique<shard::PackReloadAgent>(
+      shard::PackReloadAgentOptions{.shard_id = settings_.shard_id,
+                                    .subject_prefix = settings_.subject_prefix,
+                                    .content_dir = settings_.content_dir},
+      bus, host_, std::move(blocking),
+      [this]() -> std::string {
+        if (health_.up(backends_.store_name)) return "";
+        const std::string store =
+            backends_.store_name == "postgres" ? "PostgreSQL" : backends_.store_name;
+        return store + " is down on " + settings_.shard_id +
+               ": hot reload is disabled until it is back";
+      },
+      log);
+}
+
+shard::FleetReloadReport WorldProcess::ReloadFleet() {
+  shard::FleetReloadReport report;
+  std::vector<world::Problem> problems;
+  auto pack = world::LoadPack(settings_.content_dir, &problems);
+  if (!pack.ok()) {
+    report.status = Status::InvalidArgument("hot reload refused: the pack in " +
+                                            settings_.content_dir + " is invalid; nothing changed");
+    for (const world::Problem& p : problems) report.lines.push_back(p.ToString());
+    return report;
+  }
+  if (bus_ == nullptr) {
+    report.status = Status::Unavailable(
+        "hot reload refused: this world has no bus (TELOS_NATS is unset), and hot reload runs "
+        "over it");
+    return report;
+  }
+  return shard::ReloadFleet(*bus_, directory_, *pack, settings_.subject_prefix, log_);
 }
 
 WorldProcess::~WorldProcess() {
@@ -247,6 +282,9 @@ Status WorldProcess::Start() {
   health_.Start(kProbeInterval);
   if (comms_ != nullptr) {
     if (Status s = comms_->Start(); !s.ok()) return s;
+  }
+  if (reload_agent_ != nullptr) {
+    if (Status s = reload_agent_->Start(); !s.ok()) return s;
   }
   if (Status s = host_.StartZone(pack_->start_room.zone); !s.ok()) return s;
 
@@ -291,6 +329,7 @@ WorldProcess::StopReport WorldProcess::Stop() {
   StopReport report;
   if (stopped_ || !started_) return report;
   stopped_ = true;
+  if (reload_agent_ != nullptr) reload_agent_->Stop();  // no reload starts while zones stop
   // A load balancer or an operator watching /api/health sees the drain begin.
   phase_ = grpc_port_ != 0 ? Phase::kDraining : Phase::kStopping;
   if (grpc_port_ != 0) (void)drain_.Run();

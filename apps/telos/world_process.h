@@ -28,6 +28,7 @@
 #include "telos/net/admin_routes.h"
 #include "telos/net/http_server.h"
 #include "telos/shard/fleet_comms.h"
+#include "telos/shard/pack_reload.h"
 #include "telos/shard/shard_drain.h"
 #include "telos/shard/store_ports.h"
 #include "telos/shard/world_service.h"
@@ -105,6 +106,13 @@ class WorldProcess {
   // The shard, for gates in this process (FleetWorldLink::AddInProcessShard).
   rpc::InProcessPlay& shard() { return shard_; }
   size_t online_count() const { return host_.online_count(); }
+
+  // Content hot reload of the whole fleet onto the pack in settings.content_dir, which this
+  // world reads and validates first (a bad pack: InvalidArgument with its file:line problems in
+  // the lines, nothing asked); then shard::ReloadFleet over this world's bus and directory.
+  // Without a bus (a fleet world with no TELOS_NATS) it is refused. Blocks for up to the
+  // reload's timeouts: call it on the blocking pool (SIGHUP does).
+  shard::FleetReloadReport ReloadFleet();
   std::vector<world::WhoEntry> Who() const { return host_.Who(); }
 
  private:
@@ -139,6 +147,9 @@ class WorldProcess {
   DependencyHealth health_;
   std::unique_ptr<bus::Bus> nats_;  // null without TELOS_NATS (or with backends_.bus)
   std::unique_ptr<shard::FleetComms> comms_;
+  // Answers the fleet's content reload requests; there whenever comms_ is (the same bus).
+  std::unique_ptr<shard::PackReloadAgent> reload_agent_;
+  bus::Bus* bus_ = nullptr;  // the bus comms_ and reload_agent_ use
   std::unique_ptr<grpc::Server> server_;
   uint16_t grpc_port_ = 0;
   Status connect_error_;  // a malformed TELOS_NATS, reported by Start()

@@ -269,12 +269,16 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
   }
 
   StopSignal stop(io, log);
+  // SIGHUP asks the whole fleet to reload, as `telos ctl reload` does.
+  auto reload = std::make_unique<ReloadSignal>(
+      io, log, [&world, &log] { LogFleetReload(world.ReloadFleet(), log); });
   log.Info("ready", {{"shard", settings.shard_id},
                      {"grpc_port", static_cast<int64_t>(world.grpc_port())},
                      {"http_port", static_cast<int64_t>(*http_port)},
                      {"admin_address", settings.admin.address},
                      {"admin_port", static_cast<int64_t>(*admin_port)}});
   stop.Wait();
+  reload.reset();
 
   // The listeners outlive the drain: /api/health says "draining" while it runs.
   world.Stop();

@@ -1043,6 +1043,32 @@ TYPED_TEST_P(DirectoryConformance, RacingClaimsGiveOneOwnerPerZonePerEpoch) {
   }
 }
 
+// ------------------------------------------------------------------ content pack version
+
+TYPED_TEST_P(DirectoryConformance, PackVersionIsSwappedOnlyFromTheExpectedHash) {
+  Directory& d = this->dir();
+  auto none = d.ReadPackVersion();
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(none->has_value());
+  EXPECT_CODE(d.SwapPackVersion("", PackVersion{"", ""}), kInvalidArgument);
+  EXPECT_CODE(d.SwapPackVersion("", PackVersion{"bad\nhash", ""}), kInvalidArgument);
+  // The first write expects no record; a second "first" write is refused.
+  ASSERT_TRUE(d.SwapPackVersion("", PackVersion{"aaa", ""}).ok());
+  EXPECT_CODE(d.SwapPackVersion("", PackVersion{"bbb", ""}), kFailedPrecondition);
+  // A reload: both packs named while it runs, then the new one alone.
+  EXPECT_CODE(d.SwapPackVersion("zzz", PackVersion{"bbb", "aaa"}), kFailedPrecondition);
+  ASSERT_TRUE(d.SwapPackVersion("aaa", PackVersion{"bbb", "aaa"}).ok());
+  auto mid = d.ReadPackVersion();
+  ASSERT_TRUE(mid.ok() && mid->has_value());
+  EXPECT_EQ(**mid, (PackVersion{"bbb", "aaa"}));
+  EXPECT_TRUE((*mid)->reloading());
+  ASSERT_TRUE(d.SwapPackVersion("bbb", PackVersion{"bbb", ""}).ok());
+  auto after = d.ReadPackVersion();
+  ASSERT_TRUE(after.ok() && after->has_value());
+  EXPECT_EQ(**after, (PackVersion{"bbb", ""}));
+  EXPECT_FALSE((*after)->reloading());
+}
+
 REGISTER_TYPED_TEST_SUITE_P(
     DirectoryConformance, RejectsBadArguments, DuplicateLiveShardIdFromAnotherEndpointIsRefused,
     LapsedShardIdIsFreeAndHeartbeatSaysSo, ListAndDeregisterShards, DrainingMarkIsListedAndLapses,
@@ -1062,6 +1088,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     SelectorSkipsLapsedShardsAndNeedsACandidate, DirectivesAreListedByActingShardAndExpire,
     CompletingADirectiveRetiresIt, LiveLeadersDirectiveIsAcceptedAndRecordsItsTerm,
     DeposedLeadersDirectiveIsRefusedAndNotStored, DirectiveAfterTheLeaseLapsedIsRefused,
-    ZoneCooldownRunsOut, RacingClaimsGiveOneOwnerPerZonePerEpoch);
+    ZoneCooldownRunsOut, RacingClaimsGiveOneOwnerPerZonePerEpoch,
+    PackVersionIsSwappedOnlyFromTheExpectedHash);
 
 }  // namespace telos::directory::testing

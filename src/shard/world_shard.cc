@@ -4,6 +4,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "play_stream.h"
+#include "telos/shard/pack_reload.h"
 #include "telos/world/character_state.h"
 
 namespace telos::shard {
@@ -108,7 +109,8 @@ void WorldShard::ScheduleRefresh() {
 void WorldShard::RefreshRoutes() {
   std::map<std::string, directory::ZoneOwner> owners;
   const auto running = host_.RunningZones();
-  for (const auto& zone : host_.pack().zones) {
+  const std::shared_ptr<const world::Pack> pack = host_.pack();  // a reload may swap it
+  for (const auto& zone : pack->zones) {
     if (zone.id == options_.lobby_zone) continue;
     if (std::find(running.begin(), running.end(), zone.id) != running.end()) continue;
     auto owner = directory_.OwnerOfZone(zone.id);
@@ -488,7 +490,7 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
   auto claimed =
       characters_.ClaimOwnership(claim->character, static_cast<int64_t>(placement_epoch));
   if (!claimed.ok()) return SendAttached(stream, session, claimed.status(), "");
-  if (to_lobby) state->room = host_.pack().start_room;
+  if (to_lobby) state->room = host_.pack()->start_room;
 
   ResidentEntry entry;
   entry.display_name = claimed->name;
@@ -536,7 +538,7 @@ void WorldShard::AttachEphemeral(std::shared_ptr<StreamHandle> stream, uint64_t 
   std::string zone = host_.TargetZone(state);
   if (host_.FindZone(zone) == nullptr) {
     zone = options_.lobby_zone;
-    state.room = host_.pack().start_room;
+    state.room = host_.pack()->start_room;
   }
   ResidentEntry entry;
   entry.display_name = claim.character;
@@ -704,7 +706,7 @@ Status WorldShard::AcceptHandoff(const std::string& blob) {
   auto state = world::DecodeCharacter(snapshot->state_json);
   if (!state.ok()) return Status::InvalidArgument("handoff snapshot: unreadable character");
   state->room.zone = snapshot->zone;
-  if (host_.pack().FindRoom(state->room) == nullptr) {
+  if (host_.pack()->FindRoom(state->room) == nullptr) {
     state->room = world::Ref{};  // the zone's entry falls back to the start room rule
   }
   // The placement moves first, strictly forward: a replayed or stale snapshot stops here.
@@ -745,7 +747,7 @@ Status WorldShard::AcceptHandoff(const std::string& blob) {
   if (Status s = host_.Admit(std::move(transfer)); !s.ok()) {
     log_.Warn("handoff arrival refused by its zone: placed in the lobby",
               {{"character", key}, {"zone", snapshot->zone}, {"error", s.ToString()}});
-    state->room = host_.pack().start_room;
+    state->room = host_.pack()->start_room;
     if (Status lobby = host_.Admit({std::move(*state), sink, snapshot->reply_to, {}, {}});
         !lobby.ok()) {
       Forget(key, snapshot->zone, false);
@@ -776,8 +778,9 @@ Status WorldShard::AcceptHandoff(const std::string& blob) {
 telos::v1::ShardDescription WorldShard::Describe() const {
   telos::v1::ShardDescription description;
   description.set_shard_id(options_.shard_id);
-  description.set_pack_name(host_.pack().name);
-  description.set_pack_hash(host_.pack().content_hash);
+  const std::shared_ptr<const world::Pack> pack = host_.pack();
+  description.set_pack_name(pack->name);
+  description.set_pack_hash(pack->content_hash);
   description.set_version(options_.version);
   return description;
 }
@@ -785,8 +788,15 @@ telos::v1::ShardDescription WorldShard::Describe() const {
 std::optional<std::string> WorldShard::FindPackDivergence() {
   auto shards = directory_.ListShards();
   if (!shards.ok()) return std::nullopt;
+  const std::string ours = host_.pack()->content_hash;
+  struct PeerPack {
+    std::string shard, name, hash;
+  };
+  std::vector<PeerPack> peers;
+  bool alone = true;
   for (const auto& shard : *shards) {
     if (shard.id == options_.shard_id || shard.endpoint.empty()) continue;
+    alone = false;
     auto peer = peers_.Describe(shard.endpoint, kDescribeDeadlineMs);
     if (!peer.ok() && peer.status().code() == StatusCode::kPermissionDenied) {
       // Not a pack divergence, but every handoff and drain between the two will fail too.
@@ -795,9 +805,29 @@ std::optional<std::string> WorldShard::FindPackDivergence() {
       continue;
     }
     if (!peer.ok()) continue;  // gone or not answering
-    if (peer->pack_hash() != host_.pack().content_hash) {
-      return "shard " + shard.id + " runs pack " + peer->pack_name() + " " + peer->pack_hash();
+    peers.push_back({shard.id, peer->pack_name(), peer->pack_hash()});
+  }
+  auto version = directory_.ReadPackVersion();
+  if (!version.ok()) {
+    log_.Warn("cannot read the fleet's pack version; checking the peers' packs only",
+              {{"error", version.status().ToString()}});
+  }
+  const std::optional<directory::PackVersion> recorded =
+      version.ok() ? *version : std::optional<directory::PackVersion>();
+  for (const PeerPack& peer : peers) {
+    // `alone` true: only the pair is judged here, the record against ours below.
+    if (!PackRefusal(ours, recorded, {peer.hash}, /*alone=*/true).empty()) {
+      return "shard " + peer.shard + " runs pack " + peer.name + " " + peer.hash;
     }
+  }
+  if (std::string refusal = PackRefusal(ours, recorded, {}, alone); !refusal.empty()) {
+    return refusal;
+  }
+  if (alone && recorded && recorded->hash != ours) {
+    // No world runs the recorded pack: this one is the fleet now.
+    const Status s = directory_.SwapPackVersion(recorded->hash, {ours, ""});
+    log_.Info("content pack recorded for the fleet replaced: no live world runs the old one",
+              {{"old", recorded->hash}, {"new", ours}, {"status", s.ToString()}});
   }
   return std::nullopt;
 }

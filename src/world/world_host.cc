@@ -10,6 +10,7 @@
 #include <condition_variable>
 
 #include "telos/base/limits.h"
+#include "telos/world/pack_diff.h"
 
 namespace telos::world {
 namespace {
@@ -44,13 +45,13 @@ Duration WorldHost::HeartbeatPhase(int64_t zones_started_before) {
 }
 
 Status WorldHost::StartZone(const std::string& zone_id) {
-  if (pack_->FindZone(zone_id) == nullptr) {
-    return Status::NotFound("no zone '" + zone_id + "' in pack " + pack_->name);
-  }
   std::shared_ptr<Zone> zone;
   int64_t started_before = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (pack_->FindZone(zone_id) == nullptr) {
+      return Status::NotFound("no zone '" + zone_id + "' in pack " + pack_->name);
+    }
     if (zones_.count(zone_id) != 0) return Status::AlreadyExists("zone running: " + zone_id);
     zone = Zone::Create(pack_, zone_id, MixSeed(seed_, zone_id), deps_, executors_(zone_id));
     zones_[zone_id] = zone;
@@ -61,7 +62,8 @@ Status WorldHost::StartZone(const std::string& zone_id) {
 }
 
 Status WorldHost::StartAllZones() {
-  for (const ZoneDef& zone : pack_->zones) {
+  const std::shared_ptr<const Pack> pack = this->pack();
+  for (const ZoneDef& zone : pack->zones) {
     Status status = StartZone(zone.id);
     if (!status.ok() && status.code() != StatusCode::kAlreadyExists) return status;
   }
@@ -118,7 +120,13 @@ std::vector<std::string> WorldHost::RunningZones() const {
   return ids;
 }
 
+std::shared_ptr<const Pack> WorldHost::pack() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pack_;
+}
+
 std::string WorldHost::TargetZone(const CharacterState& state) const {
+  std::lock_guard<std::mutex> lock(mu_);
   if (!state.room.empty() && pack_->FindRoom(state.room) != nullptr) return state.room.zone;
   return pack_->start_room.zone;
 }
@@ -327,13 +335,25 @@ bool WorldHost::IsRunning(const std::string& zone_id) const {
 }
 
 void WorldHost::Forward(const std::string& name_key, std::string line, int hops) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = roster_.find(name_key);
+  if (it == roster_.end()) return;
+  if (auto reloading = reloading_.find(it->second.zone); reloading != reloading_.end()) {
+    // The player's zone is being rebuilt and they are not back in it yet: keep the line for
+    // when they are, rather than bouncing it until it is dropped.
+    std::vector<std::string>& held = reloading->second[name_key];
+    if (held.size() < limits::kReloadHeldLinesMax) {
+      held.push_back(std::move(line));
+    } else {
+      deps_.logger->Warn("command dropped: too many lines held during a reload",
+                         {{"player", name_key}, {"zone", it->second.zone}});
+    }
+    return;
+  }
   if (hops >= static_cast<int>(limits::kRouteHopsMax)) {
     deps_.logger->Warn("command dropped after re-routing", {{"player", name_key}});
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = roster_.find(name_key);
-  if (it == roster_.end()) return;
   auto zone = zones_.find(it->second.zone);
   if (zone != zones_.end()) (void)zone->second->Command(name_key, std::move(line), hops + 1);
 }
@@ -348,6 +368,114 @@ void WorldHost::Departed(const std::string& name_key) {
     roster_.erase(it);
   }
   if (fleet_ != nullptr) fleet_->Quit(name_key, zone);
+}
+
+// ------------------------------------------------------------------ content hot reload
+
+namespace {
+
+// What a player whose room the new pack removed is told, after the room they land in.
+constexpr std::string_view kRoomGoneLine =
+    "The world shifts around you: the place where you stood is gone, and you find yourself "
+    "here.";
+
+}  // namespace
+
+Status WorldHost::Reload(std::shared_ptr<const Pack> next, std::function<void(ReloadReport)> done) {
+  struct Pending {
+    std::mutex mu;
+    size_t zones_left = 0;
+    ReloadReport report;
+    std::function<void(ReloadReport)> done;
+  };
+  auto pending = std::make_shared<Pending>();
+  pending->done = std::move(done);
+  // Old zone -> its replacement, for the zones rebuilt here.
+  std::vector<std::pair<std::shared_ptr<Zone>, std::shared_ptr<Zone>>> swaps;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!reloading_.empty()) {
+      return Status::Unavailable("a content reload is still rebuilding zones here");
+    }
+    Result<PackDiff> diff = DiffPacks(*pack_, *next);
+    if (!diff.ok()) return diff.status();
+    pack_ = next;
+    for (const std::string& zone_id : diff->changed_zones) {
+      auto it = zones_.find(zone_id);
+      if (it == zones_.end()) continue;  // not hosted here: it starts from `next` when it does
+      // The replacement takes the old one's place at once: from here on, input, tells and
+      // arrivals for the zone reach the new zone, and lines of players not yet back are held.
+      std::shared_ptr<Zone> rebuilt =
+          Zone::Create(next, zone_id, MixSeed(seed_, zone_id), deps_, executors_(zone_id));
+      reloading_[zone_id];
+      swaps.emplace_back(it->second, rebuilt);
+      it->second = rebuilt;
+      pending->report.rebuilt.push_back(zone_id);
+      rebuilt->Start(HeartbeatPhase(zones_started_++));
+    }
+    pending->zones_left = swaps.size();
+  }
+  if (swaps.empty()) {
+    pending->done(pending->report);
+    return Status::Ok();
+  }
+  for (auto& [old_zone, rebuilt] : swaps) {
+    old_zone->Stop([this, pending, rebuilt = rebuilt](std::vector<PlayerTransfer> players) {
+      ReloadReport part;
+      ReadmitAfterReload(rebuilt->id(), rebuilt, std::move(players), &part);
+      std::function<void(ReloadReport)> finish;
+      ReloadReport report;
+      {
+        std::lock_guard<std::mutex> lock(pending->mu);
+        pending->report.players += part.players;
+        pending->report.relocated += part.relocated;
+        if (--pending->zones_left == 0) {
+          finish = std::move(pending->done);
+          report = pending->report;
+        }
+      }
+      if (finish) finish(std::move(report));
+    });
+  }
+  return Status::Ok();
+}
+
+void WorldHost::ReadmitAfterReload(const std::string& zone_id, const std::shared_ptr<Zone>& zone,
+                                   std::vector<PlayerTransfer> players, ReloadReport* report) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto held = std::move(reloading_[zone_id]);
+  reloading_.erase(zone_id);
+  for (PlayerTransfer& player : players) {
+    const std::string key = NameKey(player.state.name);
+    ++report->players;
+    if (pack_->FindRoom(player.state.room) == nullptr) {
+      // The zone places an unknown room at its start room; the player is told why.
+      ++report->relocated;
+      player.arrival.emplace_back(kRoomGoneLine);
+    }
+    Status admitted = zone->TryAdmit(player);
+    if (!admitted.ok()) {
+      // The new zone's inbox is full: the player was saved when frozen; put them wherever the
+      // host can (the start room) rather than lose them.
+      deps_.logger->Warn("reload: rebuilt zone refused a player; trying the start room",
+                         {{"player", key}, {"zone", zone_id}, {"status", admitted.ToString()}});
+      player.state.room = Ref{};
+      if (Status s = AdmitLocked(std::move(player)); !s.ok()) {
+        deps_.logger->Error("reload: player could not be admitted anywhere; saved and dropped",
+                            {{"player", key}, {"status", s.ToString()}});
+        roster_.erase(key);
+        if (fleet_ != nullptr) fleet_->Quit(key, zone_id);
+      }
+      continue;
+    }
+    if (auto lines = held.find(key); lines != held.end()) {
+      for (std::string& line : lines->second) (void)zone->Command(key, std::move(line));
+    }
+  }
+  deps_.logger->Info("reload: zone rebuilt",
+                     {{"zone", zone_id},
+                      {"players", static_cast<int64_t>(report->players)},
+                      {"relocated", static_cast<int64_t>(report->relocated)}});
 }
 
 namespace {

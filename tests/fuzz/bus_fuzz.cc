@@ -1,5 +1,6 @@
 // libFuzzer target for the JSON messages FleetComms reads off NATS (fleet_messages.h): a tell or
-// mail ping on a player subject, the reply to a tell, a channel line. Anyone who can publish on
+// mail ping on a player subject, the reply to a tell, a channel line, a content reload request
+// and its answer. Anyone who can publish on
 // the fleet's subjects controls these bytes. Besides "never crashes": an unknown kind carries
 // nothing, and a mail ping carries no text.
 //
@@ -21,5 +22,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (message.kind != PlayerMessage::Kind::kTell) Check(message.text.empty());
   (void)telos::shard::DecodeTellReply(bytes);
   (void)telos::shard::DecodeChannelLine(bytes);
+  // A content reload request or answer: an unknown op carries no hash, and an answer that is
+  // not ok always says why.
+  const telos::shard::ReloadRequest request = telos::shard::DecodeReloadRequest(bytes);
+  if (request.op == telos::shard::ReloadRequest::Op::kUnknown) Check(request.hash.empty());
+  const telos::shard::ReloadAnswer answer = telos::shard::DecodeReloadAnswer(bytes);
+  if (!answer.ok) Check(!answer.error.empty());
+  Check(answer.players >= 0 && answer.relocated >= 0);
   return 0;
 }

@@ -116,6 +116,7 @@ struct MemoryDirectory::State {
   uint64_t reservation_seq = 0;
   std::map<std::string, DirectiveRow, std::less<>> directives;
   std::map<std::string, int64_t, std::less<>> cooldowns;  // zone -> expires_ms
+  std::optional<PackVersion> pack_version;
 
   void PruneShards(int64_t now_ms) {
     std::erase_if(shards, [&](const auto& kv) { return kv.second.expires_ms <= now_ms; });
@@ -681,6 +682,27 @@ Result<int64_t> MemoryDirectory::CooldownRemainingMs(std::string_view zone) {
     return int64_t{0};
   }
   return it->second - now;
+}
+
+// ---------------------------------------------------------------- content pack version
+
+Result<std::optional<PackVersion>> MemoryDirectory::ReadPackVersion() {
+  std::lock_guard lock(mu_);
+  return state_->pack_version;
+}
+
+Status MemoryDirectory::SwapPackVersion(std::string_view expected_hash, const PackVersion& next) {
+  TELOS_RETURN_IF_ERROR(CheckId("pack hash", next.hash));
+  TELOS_RETURN_IF_ERROR(CheckOptionalId("previous pack hash", next.previous_hash));
+  TELOS_RETURN_IF_ERROR(CheckOptionalId("expected pack hash", expected_hash));
+  std::lock_guard lock(mu_);
+  const std::string current = state_->pack_version ? state_->pack_version->hash : "";
+  if (current != expected_hash) {
+    return Status::FailedPrecondition("the fleet's pack version is '" + current + "', not '" +
+                                      std::string(expected_hash) + "'");
+  }
+  state_->pack_version = next;
+  return Status::Ok();
 }
 
 }  // namespace telos::directory

@@ -45,6 +45,7 @@ constexpr std::string_view kDirectiveTo = "dir_to";
 constexpr std::string_view kDirectiveScope = "dir_scope";  // hash zone -> issuing leader scope
 constexpr std::string_view kDirectiveEpoch = "dir_epoch";  // hash zone -> that leader's term
 constexpr std::string_view kCooldowns = "cool";            // zset zone -> expiry
+constexpr std::string_view kPackVersion = "pack";          // hash: hash, previous
 
 // The KEYS, in order, that every script of one family takes.
 constexpr std::array kShardKinds = {kShards, kEndpoints, kDraining};
@@ -679,6 +680,28 @@ Result<int64_t> RedisDirectory::CooldownRemainingMs(std::string_view zone) {
   TELOS_RETURN_IF_ERROR(CheckId("zone", zone));
   return ToFirstInt(Run(*conn_, internal::GetScripts().cooldown_remaining, {Key(kCooldowns)},
                         {std::string(zone)}));
+}
+
+// ------------------------------------------------------------------ content pack version
+
+Result<std::optional<PackVersion>> RedisDirectory::ReadPackVersion() {
+  auto answer =
+      Run(*conn_, internal::GetScripts().pack_version_get, {Key(kPackVersion)}, {}, Access::kRead);
+  if (!answer.ok()) return answer.status();
+  PackVersion version;
+  if (!answer->Str(0, &version.hash) || !answer->Str(1, &version.previous_hash)) {
+    return answer->Bad();
+  }
+  if (version.hash.empty()) return std::optional<PackVersion>();
+  return std::optional<PackVersion>(std::move(version));
+}
+
+Status RedisDirectory::SwapPackVersion(std::string_view expected_hash, const PackVersion& next) {
+  TELOS_RETURN_IF_ERROR(CheckId("pack hash", next.hash));
+  TELOS_RETURN_IF_ERROR(internal::CheckOptionalId("previous pack hash", next.previous_hash));
+  TELOS_RETURN_IF_ERROR(internal::CheckOptionalId("expected pack hash", expected_hash));
+  return ToStatus(Run(*conn_, internal::GetScripts().pack_version_swap, {Key(kPackVersion)},
+                      {std::string(expected_hash), next.hash, next.previous_hash}));
 }
 
 }  // namespace telos::directory

@@ -475,6 +475,21 @@ if exp <= now then
 end
 return {'ok', exp - now}
 )lua"},
+    // ---- content pack version
+    // KEYS: pack version (hash: hash, previous). Answer: ok, hash, previous ("" when unset).
+    {&Scripts::pack_version_get, "pack_version_get", R"lua(
+return {'ok', redis.call('HGET', KEYS[1], 'hash') or '',
+        redis.call('HGET', KEYS[1], 'previous') or ''}
+)lua"},
+    // KEYS: pack version. ARGV: expected hash ("" for none), hash, previous.
+    {&Scripts::pack_version_swap, "pack_version_swap", R"lua(
+local current = redis.call('HGET', KEYS[1], 'hash') or ''
+if current ~= ARGV[1] then
+  return {'precondition', "the fleet's pack version is '" .. current .. "', not '" .. ARGV[1] .. "'"}
+end
+redis.call('HSET', KEYS[1], 'hash', ARGV[2], 'previous', ARGV[3])
+return {'ok'}
+)lua"},
 };
 
 // Every Scripts member is filled by exactly one entry: as many entries as members, no slot twice.

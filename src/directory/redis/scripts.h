@@ -46,6 +46,8 @@ struct Scripts {
   redis::LuaScript directive_complete;
   redis::LuaScript cooldown_start;
   redis::LuaScript cooldown_remaining;
+  redis::LuaScript pack_version_get;
+  redis::LuaScript pack_version_swap;
 };
 
 // Built once, on the first call (thread-safe), and immutable after: the sources live as long as

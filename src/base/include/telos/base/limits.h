@@ -328,4 +328,15 @@ inline constexpr size_t kSummonedMobsPerZoneMax = 16;
 // A fighting mob with spells tries one in this many combat rounds (deterministic via Random).
 inline constexpr int kMobCastOneInRounds = 3;
 
+// --- Content hot reload (src/world/world_host Reload, src/shard/pack_reload; issue 25 item 6)
+// Lines one player may type while their zone is rebuilt; they are applied once the player is
+// back, and more are dropped with a log line (a rebuild takes one trip through two executors).
+inline constexpr size_t kReloadHeldLinesMax = 32;
+// How long the reload's coordinator waits for each world's answer: the check (the world reads
+// and validates the pack from its disk) and the apply (every changed zone rebuilt).
+inline constexpr int64_t kReloadCheckTimeoutMs = 20'000;
+inline constexpr int64_t kReloadApplyTimeoutMs = 30'000;
+// Worlds one reload asks; more live shards than this and the reload is refused.
+inline constexpr size_t kReloadShardsMax = 256;
+
 }  // namespace telos::limits

@@ -171,6 +171,18 @@ struct Directive {
   uint64_t epoch = 0;
 };
 
+// The content pack a fleet runs, as content hot reload records it (src/shard/pack_reload.h) and
+// the fail-closed pack-divergence check at boot reads it. While a reload is under way the
+// record names both packs (`previous_hash` is the one being replaced), so worlds running either
+// are accepted; once every world has reloaded it names only the new one, and a world that
+// boots with any other pack is refused.
+struct PackVersion {
+  std::string hash;           // lower-case hex content hash (Pack::content_hash)
+  std::string previous_hash;  // while a reload is under way; empty otherwise
+  bool reloading() const { return !previous_hash.empty(); }
+  bool operator==(const PackVersion&) const = default;
+};
+
 class Directory {
  public:
   virtual ~Directory() = default;
@@ -307,6 +319,14 @@ class Directory {
   virtual Status StartCooldown(std::string_view zone, int64_t ttl_ms) = 0;
   // Time left on the zone's cooldown, 0 when none.
   virtual Result<int64_t> CooldownRemainingMs(std::string_view zone) = 0;
+
+  // ---------------------------------------------------------------- content pack version
+  // The record, or nullopt when no reload has written one. It never expires.
+  virtual Result<std::optional<PackVersion>> ReadPackVersion() = 0;
+  // Writes `next` if the record's hash is `expected_hash` now (empty: no record yet), so two
+  // reloads cannot interleave unseen. FailedPrecondition (naming the hash found) when it is
+  // not; InvalidArgument for an empty or malformed next.hash.
+  virtual Status SwapPackVersion(std::string_view expected_hash, const PackVersion& next) = 0;
 };
 
 }  // namespace telos::directory

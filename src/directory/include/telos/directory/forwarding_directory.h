@@ -119,6 +119,10 @@ class ForwardingDirectory : public Directory {
   Result<int64_t> CooldownRemainingMs(std::string_view z) override {
     return in_.CooldownRemainingMs(z);
   }
+  Result<std::optional<PackVersion>> ReadPackVersion() override { return in_.ReadPackVersion(); }
+  Status SwapPackVersion(std::string_view expected, const PackVersion& next) override {
+    return in_.SwapPackVersion(expected, next);
+  }
 
  private:
   Directory& in_;

@@ -86,6 +86,9 @@ class MemoryDirectory final : public Directory {
   Status StartCooldown(std::string_view zone, int64_t ttl_ms) override;
   Result<int64_t> CooldownRemainingMs(std::string_view zone) override;
 
+  Result<std::optional<PackVersion>> ReadPackVersion() override;
+  Status SwapPackVersion(std::string_view expected_hash, const PackVersion& next) override;
+
  private:
   struct State;  // every table; touched only with mu_ held
 

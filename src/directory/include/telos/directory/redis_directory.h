@@ -143,6 +143,9 @@ class RedisDirectory final : public Directory {
   Status StartCooldown(std::string_view zone, int64_t ttl_ms) override;
   Result<int64_t> CooldownRemainingMs(std::string_view zone) override;
 
+  Result<std::optional<PackVersion>> ReadPackVersion() override;
+  Status SwapPackVersion(std::string_view expected_hash, const PackVersion& next) override;
+
  private:
   std::string Key(std::string_view kind, std::string_view id = {}) const;
 

@@ -7,12 +7,17 @@
 //   <prefix>.player.<token>  {"kind":"tell","from":F,"text":T} | {"kind":"mail","from":F}
 //   its reply to a tell      {"outcome":"delivered"|"unavailable","name":N}
 //   <prefix>.chan.<token>    {"origin":SHARD,"channel":C,"from":F,"text":T}
+//   <prefix>.reload.<shard>  {"op":"check"|"apply","hash":H}          (pack_reload.h)
+//   its reply                {"ok":B,"shard":S,"running":H,"error":E,"problems":[..],
+//                             "rebuilt":[..],"players":N,"relocated":N}
 //
 // Thread safety: pure functions.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace telos::shard {
 
@@ -37,5 +42,28 @@ struct ChannelLine {
   std::string text;
 };
 ChannelLine DecodeChannelLine(std::string_view data);
+
+// ---- content hot reload (pack_reload.h)
+struct ReloadRequest {
+  enum class Op { kUnknown, kCheck, kApply };
+  Op op = Op::kUnknown;
+  std::string hash;  // the pack the coordinator validated
+};
+std::string EncodeReloadRequest(const ReloadRequest& request);
+ReloadRequest DecodeReloadRequest(std::string_view data);
+
+struct ReloadAnswer {
+  bool ok = false;  // "ok" is exactly true
+  std::string shard;
+  std::string running;                // the pack hash the world runs after answering
+  std::string error;                  // why not, when !ok
+  std::vector<std::string> problems;  // the pack's file:line problems, as the world read it
+  std::vector<std::string> rebuilt;   // zones rebuilt (apply)
+  int64_t players = 0;
+  int64_t relocated = 0;
+};
+std::string EncodeReloadAnswer(const ReloadAnswer& answer);
+// A reply that is not a well-formed answer reads as not ok, with an error saying so.
+ReloadAnswer DecodeReloadAnswer(std::string_view data);
 
 }  // namespace telos::shard

@@ -151,9 +151,14 @@ class WorldShard final : public world::FleetHooks, public DrainHandOver, public 
   // For a Play transport: counts output shed for a gate too far behind to take it.
   prometheus::Counter* play_outputs_dropped() { return &outputs_dropped_; }
 
-  // Asks every live peer in the directory (bounded per peer) which content pack it runs; the
-  // first whose hash differs from ours, as "shard <id> runs pack <name> <hash>", or nullopt.
-  // Unreachable peers are skipped. Blocks: call before Start() or on the blocking pool.
+  // Asks every live peer in the directory (bounded per peer) which content pack it runs, and
+  // reads the pack version content hot reload records there (pack_reload.h, PackRefusal): why
+  // this world's pack may not join — a peer on another pack, unless the directory says the
+  // fleet is reloading between the two, or a pack other than the one the fleet's last reload
+  // recorded — or nullopt. Unreachable peers are skipped, and an unreadable directory refuses
+  // nothing (the lease keeper's registration will fail first). A world with no registered peer
+  // is the whole fleet: a stale record is rewritten to its pack (a fleet restarted on new
+  // content). Blocks: call before Start() or on the blocking pool.
   std::optional<std::string> FindPackDivergence();
 
   // Players frozen out of a zone this shard stopped hosting (lease lost, shutdown): each is

@@ -47,6 +47,7 @@ struct Dice {
   std::string ToString() const;
   int Min() const { return count + bonus; }
   int Max() const { return count * sides + bonus; }
+  bool operator==(const Dice&) const = default;
 };
 // Empty optional when malformed or out of range (1..100 dice, 1..1000 sides, |bonus| <= 1000).
 std::optional<Dice> ParseDice(std::string_view text);
@@ -106,11 +107,13 @@ struct ExitDef {
   std::string dir;  // north east south west up down, or another single word
   Ref to;
   std::string description;
+  bool operator==(const ExitDef&) const = default;
 };
 
 struct ExtraDef {
   std::vector<std::string> keywords;
   std::string text;
+  bool operator==(const ExtraDef&) const = default;
 };
 
 struct RoomDef {
@@ -121,6 +124,7 @@ struct RoomDef {
   std::string script;  // file name in scripts/, or empty
   std::vector<ExitDef> exits;
   std::vector<ExtraDef> extras;
+  bool operator==(const RoomDef&) const = default;
 };
 
 struct ItemDef {
@@ -139,6 +143,7 @@ struct ItemDef {
   int64_t use_seconds = 0;
   int use_heal = 0;
   std::string script;
+  bool operator==(const ItemDef&) const = default;
 };
 
 struct MobDef {
@@ -160,6 +165,7 @@ struct MobDef {
   std::vector<Ref> inventory;
   std::string script;
   std::vector<std::string> spells;  // skill ids (game.toml) the mob uses in a fight
+  bool operator==(const MobDef&) const = default;
 };
 
 struct ShopDef {
@@ -167,6 +173,7 @@ struct ShopDef {
   std::vector<Ref> sells;
   int buy_percent = 100;
   int sell_percent = 50;
+  bool operator==(const ShopDef&) const = default;
 };
 
 struct ResetDef {
@@ -174,17 +181,20 @@ struct ResetDef {
   std::optional<Ref> item;
   std::string room;  // room id in this zone
   int max = 1;
+  bool operator==(const ResetDef&) const = default;
 };
 
 struct HelpDef {
   std::vector<std::string> keywords;
   std::string text;
+  bool operator==(const HelpDef&) const = default;
 };
 
 struct ZoneCommandDef {
   std::string name;
   std::string script;
   std::string function;
+  bool operator==(const ZoneCommandDef&) const = default;
 };
 
 struct ZoneDef {
@@ -205,6 +215,8 @@ struct ZoneDef {
   std::vector<ZoneCommandDef> commands;
 
   const RoomDef* FindRoom(std::string_view id) const;
+  // Member-wise: the pack diff (pack_diff.h) compares zones by value.
+  bool operator==(const ZoneDef&) const = default;
 };
 
 // --- Races, classes and skills (game.toml; docs/content.md "Races, classes and skills").
@@ -236,10 +248,12 @@ struct SkillDef {
   std::string message;      // shown to the user on success; empty for the effect's own text
   std::string description;  // for `help <skill>`
   bool hostile = false;     // derived: damage, or a poison affect, on someone else starts a fight
+  bool operator==(const SkillDef&) const = default;
 };
 
 struct StatBlock {
   int strength = 0, dexterity = 0, constitution = 0, intelligence = 0, wisdom = 0;
+  bool operator==(const StatBlock&) const = default;
 };
 
 struct RaceDef {
@@ -247,11 +261,13 @@ struct RaceDef {
   std::string name;  // "Elf"
   std::string description;
   StatBlock stats;  // the starting stats (before the class's bonuses)
+  bool operator==(const RaceDef&) const = default;
 };
 
 struct ClassSkill {
   std::string skill;  // SkillDef id
   int level = 1;      // the first level at which it may be learned
+  bool operator==(const ClassSkill&) const = default;
 };
 
 struct ClassDef {
@@ -266,6 +282,7 @@ struct ClassDef {
   std::vector<ClassSkill> skills;
   // The level at which this class may learn `skill`, or 0 when it never may.
   int LevelFor(std::string_view skill) const;
+  bool operator==(const ClassDef&) const = default;
 };
 
 struct GameRules {
@@ -279,6 +296,7 @@ struct GameRules {
   const RaceDef* FindRace(std::string_view id) const;
   const ClassDef* FindClass(std::string_view id) const;
   const SkillDef* FindSkill(std::string_view id) const;
+  bool operator==(const GameRules&) const = default;
 };
 
 // A whole, validated pack.

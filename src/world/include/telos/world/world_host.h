@@ -12,6 +12,8 @@
 //   Admit(transfer)           -> admits a transfer into the zone owning transfer.state.room.
 //   StopZone(id, done)        -> tears a zone down; `done` gets its frozen players.
 //   StartZone(id)             -> brings a zone (back) up.
+//   Reload(pack, done)        -> content hot reload: every changed zone running here is rebuilt
+//                                in place from the new pack, its players kept (see Reload).
 //
 // Threading: every public method is thread-safe. The roster is guarded by one small mutex (an
 // adapter-level lock, never held while a zone runs game logic). Callbacks run on zone
@@ -86,7 +88,28 @@ class WorldHost final : private ZoneRouter {
   // in time (0: all stopped). Blocks: for shutdown paths, never on an executor.
   size_t StopAllZones(std::chrono::milliseconds timeout,
                       std::function<void(std::vector<PlayerTransfer>)> frozen);
-  const Pack& pack() const { return *pack_; }
+  // The pack the host runs now (a reload replaces it; hold the pointer while reading).
+  std::shared_ptr<const Pack> pack() const;
+
+  // ---- content hot reload
+  struct ReloadReport {
+    std::vector<std::string> rebuilt;  // changed zones that were running here, rebuilt
+    size_t players = 0;                // players frozen and admitted back
+    size_t relocated = 0;              // of them, sent to the zone's start room: their room is gone
+  };
+  // Runs `next` from now on. Each zone DiffPacks(pack(), next) calls changed that runs here is
+  // rebuilt in place, through the zone's ordinary stop and start: its players are frozen (each
+  // saved), a new zone is made from `next` (rooms, mobs, items, scripts in a new Lua VM, a
+  // first reset) and the players are admitted back into the same room ids; a player whose room
+  // is gone lands in the zone's start room and is told why. Their connections never notice:
+  // the roster keeps them in the zone throughout, and lines they type meanwhile are held
+  // (limits::kReloadHeldLinesMax each) and applied in order once they are back. Unchanged
+  // zones keep running untouched (with the pack they started from); zones started later start
+  // from `next`. `done` runs once with what was done: on a zone executor once the last rebuilt
+  // zone has admitted its players, or inline when nothing runs here that changed.
+  // FailedPrecondition when DiffPacks refuses the pair (zones added or removed), Unavailable
+  // while an earlier reload is still rebuilding; nothing changes then and `done` is not called.
+  Status Reload(std::shared_ptr<const Pack> next, std::function<void(ReloadReport)> done);
 
   // Puts a character into the world at state.room (or the start room). AlreadyExists when a
   // character of that name is already online.
@@ -139,6 +162,10 @@ class WorldHost final : private ZoneRouter {
   void Departed(const std::string& name_key) override;
 
   Status AdmitLocked(PlayerTransfer transfer);
+  // A rebuilt zone's players, frozen by the old zone, go into the new one (then their held
+  // lines). Runs on the old zone's executor.
+  void ReadmitAfterReload(const std::string& zone_id, const std::shared_ptr<Zone>& zone,
+                          std::vector<PlayerTransfer> players, ReloadReport* report);
   // Tells a player who just logged in how many unread letters wait for them.
   void AnnounceUnreadMail(const std::string& name_key);
 
@@ -164,6 +191,8 @@ class WorldHost final : private ZoneRouter {
   std::map<std::string, std::shared_ptr<Zone>> zones_;
   int64_t zones_started_ = 0;  // guarded by mu_; gives each new zone its heartbeat phase
   std::map<std::string, RosterEntry> roster_;  // by name key
+  // Zones being rebuilt by a reload -> lines their players typed meanwhile (by name key).
+  std::map<std::string, std::map<std::string, std::vector<std::string>>> reloading_;
 };
 
 }  // namespace telos::world
