@@ -54,5 +54,39 @@ TEST(FleetMessagesTest, ChannelLine) {
   EXPECT_EQ(stray.text, "x");
 }
 
+TEST(FleetMessagesTest, ReloadRequestRoundTripsAndAnUnknownOpCarriesNothing) {
+  const ReloadRequest apply =
+      DecodeReloadRequest(EncodeReloadRequest({ReloadRequest::Op::kApply, "abc"}));
+  EXPECT_EQ(apply.op, ReloadRequest::Op::kApply);
+  EXPECT_EQ(apply.hash, "abc");
+  EXPECT_EQ(DecodeReloadRequest(EncodeReloadRequest({ReloadRequest::Op::kCheck, "x"})).op,
+            ReloadRequest::Op::kCheck);
+  const ReloadRequest stray = DecodeReloadRequest(R"({"op":"drop","hash":"abc"})");
+  EXPECT_EQ(stray.op, ReloadRequest::Op::kUnknown);
+  EXPECT_EQ(stray.hash, "");
+  EXPECT_EQ(DecodeReloadRequest("not json").op, ReloadRequest::Op::kUnknown);
+}
+
+TEST(FleetMessagesTest, ReloadAnswerRoundTripsAndAnUnreadableOneIsARefusal) {
+  ReloadAnswer answer;
+  answer.ok = true;
+  answer.shard = "w1";
+  answer.running = "abc";
+  answer.rebuilt = {"lobby", "town"};
+  answer.players = 12;
+  answer.relocated = 1;
+  const ReloadAnswer back = DecodeReloadAnswer(EncodeReloadAnswer(answer));
+  EXPECT_TRUE(back.ok);
+  EXPECT_EQ(back.shard, "w1");
+  EXPECT_EQ(back.running, "abc");
+  EXPECT_EQ(back.rebuilt, (std::vector<std::string>{"lobby", "town"}));
+  EXPECT_EQ(back.players, 12);
+  EXPECT_EQ(back.relocated, 1);
+  const ReloadAnswer garbage = DecodeReloadAnswer(R"({"ok":"yes","players":-4})");
+  EXPECT_FALSE(garbage.ok);
+  EXPECT_FALSE(garbage.error.empty());
+  EXPECT_EQ(garbage.players, 0);
+}
+
 }  // namespace
 }  // namespace telos::shard
