@@ -82,3 +82,14 @@ function on_heartbeat(self)
   end
   telos.set_flag("hermit_tick", t)
 end
+
+-- Quest dialogue (content/game.toml "wolves_of_the_greywood"): the zone calls this after the
+-- quest's own offer/complete line, with event "offer" or "complete".
+function on_quest(actor, quest_id, event, self)
+  if quest_id ~= "wolves_of_the_greywood" then return end
+  if event == "offer" then
+    telos.emote(self, "points a crooked finger south-west, towards the deep wood.")
+  else
+    telos.emote(self, "presses a sprig of something bitter into your hand, then takes it back.")
+  end
+end

@@ -145,6 +145,16 @@ std::string EncodeCharacter(const CharacterState& s) {
   json::object skills;
   for (const auto& [id, proficiency] : s.skills) skills[id] = proficiency;
   out["skills"] = std::move(skills);
+  json::object quests;
+  for (const auto& [id, counts] : s.quests) {
+    json::array steps;
+    for (int count : counts) steps.push_back(count);
+    quests[id] = std::move(steps);
+  }
+  out["quests"] = std::move(quests);
+  json::object done;
+  for (const auto& [id, times] : s.quests_done) done[id] = times;
+  out["quests_done"] = std::move(done);
   return json::serialize(out);
 }
 
@@ -259,6 +269,37 @@ Result<CharacterState> DecodeCharacter(std::string_view text) {
           return Status::InvalidArgument("character state: skill proficiency must be 1..100");
         }
         s.skills[std::string(id)] = static_cast<int>(v.as_int64());
+      }
+    }
+  }
+  if (schema >= 3) {
+    if (const json::value* quests = obj.if_contains("quests")) {
+      if (!quests->is_object() || quests->as_object().size() > limits::kCharacterQuestsMax) {
+        return Status::InvalidArgument("character state: quests");
+      }
+      for (const auto& [id, v] : quests->as_object()) {
+        if (!v.is_array() || v.as_array().size() > limits::kQuestStepsMax) {
+          return Status::InvalidArgument("character state: quest progress");
+        }
+        std::vector<int> counts;
+        for (const json::value& count : v.as_array()) {
+          if (!count.is_int64() || count.as_int64() < 0 || count.as_int64() > 100) {
+            return Status::InvalidArgument("character state: quest step count must be 0..100");
+          }
+          counts.push_back(static_cast<int>(count.as_int64()));
+        }
+        s.quests[std::string(id)] = std::move(counts);
+      }
+    }
+    if (const json::value* done = obj.if_contains("quests_done")) {
+      if (!done->is_object() || done->as_object().size() > limits::kCharacterQuestsMax) {
+        return Status::InvalidArgument("character state: quests_done");
+      }
+      for (const auto& [id, v] : done->as_object()) {
+        if (!v.is_int64() || v.as_int64() < 1 || v.as_int64() > INT32_MAX) {
+          return Status::InvalidArgument("character state: quests_done counts");
+        }
+        s.quests_done[std::string(id)] = static_cast<int>(v.as_int64());
       }
     }
   }

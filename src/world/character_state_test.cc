@@ -25,6 +25,8 @@ CharacterState Sample() {
   s.practices = 3;
   s.trains = 1;
   s.skills["magic_missile"] = 42;
+  s.quests["rats_in_the_cellar"] = {2, 0};
+  s.quests_done["the_guild"] = 1;
   return s;
 }
 
@@ -72,6 +74,25 @@ TEST(CharacterState, NewCharacterMayChooseAndKeepsItAcrossEncoding) {
   Result<CharacterState> back = DecodeCharacter(EncodeCharacter(s));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_TRUE(back->may_choose);
+}
+
+// A row written by schema version 2 (classes, no quests) stays readable.
+TEST(CharacterState, DecodesSchemaVersion2WithoutQuests) {
+  std::string v2 = EncodeCharacter(Sample());
+  const std::string current = "\"schema\":" + std::to_string(kCharacterSchemaVersion);
+  v2.replace(v2.find(current), current.size(), "\"schema\":2");
+  Result<CharacterState> s = DecodeCharacter(v2);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->char_class, "mage");
+  EXPECT_TRUE(s->quests.empty()) << "version 2 has no quests; fields a v2 row cannot hold";
+  EXPECT_TRUE(s->quests_done.empty());
+}
+
+TEST(CharacterState, RejectsBadQuestProgress) {
+  std::string text = EncodeCharacter(Sample());
+  std::string bad = text;
+  bad.replace(bad.find("[2,0]"), 5, "[2,-1]");
+  EXPECT_EQ(DecodeCharacter(bad).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(CharacterState, RejectsBadSkills) {

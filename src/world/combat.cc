@@ -166,6 +166,9 @@ void ZoneCore::Die(Actor& victim, Actor* killer) {
   if (killer != nullptr && !killer->removed && killer != &victim) {
     StopFighting(*killer);
     if (!victim.is_player) GainExp(*killer, victim.def->exp);
+    if (!victim.is_player && killer->is_player && !killer->quests.empty()) {
+      QuestKill(*killer, *victim.def);
+    }
   }
   if (!victim.is_player) {
     RemoveActor(victim);

@@ -171,6 +171,13 @@ const SkillDef* GameRules::FindSkill(std::string_view id) const {
   return nullptr;
 }
 
+const QuestDef* GameRules::FindQuest(std::string_view id) const {
+  for (const QuestDef& quest : quests) {
+    if (quest.id == id) return &quest;
+  }
+  return nullptr;
+}
+
 int Pack::RoomCount() const {
   int count = 0;
   for (const ZoneDef& zone : zones) count += static_cast<int>(zone.rooms.size());

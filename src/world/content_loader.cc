@@ -68,6 +68,7 @@ class Loader {
   void LoadStats(const toml::table& owner, const std::string& file, const std::string& context,
                  StatBlock* out, int min, int max);
   void LoadSkill(const toml::table& t, const std::string& file, std::set<std::string>* ids);
+  void LoadQuest(const toml::table& t, const std::string& file, std::set<std::string>* ids);
   void ResolveGame();
   void Resolve();
   std::string Hash() const;
@@ -958,6 +959,102 @@ void Loader::LoadSkill(const toml::table& t, const std::string& rel, std::set<st
   pack_.game.skills.push_back(std::move(skill));
 }
 
+constexpr std::array<std::string_view, 4> kQuestStepKinds = {"kill", "fetch", "visit", "talk"};
+
+void Loader::LoadQuest(const toml::table& t, const std::string& rel, std::set<std::string>* ids) {
+  Fields f(this, t, rel, "quest");
+  QuestDef quest;
+  f.String("id", true, &quest.id);
+  if (!quest.id.empty()) {
+    f = Fields(this, t, rel, "quest '" + quest.id + "'");
+    if (!IsValidId(quest.id)) f.Problem("id", "invalid id '" + quest.id + "'");
+    if (!ids->insert(quest.id).second) f.Problem("id", "duplicate quest id '" + quest.id + "'");
+  }
+  f.CheckKeys({"id", "name", "giver", "level", "repeatable", "description", "offer", "complete",
+               "steps", "exp", "coins", "items"});
+  f.String("name", true, &quest.name);
+  f.String("description", false, &quest.description);
+  f.String("offer", false, &quest.offer);
+  f.String("complete", false, &quest.complete);
+  f.Int("level", false, 1, 100, &quest.level);
+  if (const toml::node* node = t.get("repeatable")) {
+    if (node->is_boolean()) {
+      quest.repeatable = node->as_boolean()->get();
+    } else {
+      f.Problem("repeatable", "'repeatable' must be true or false");
+    }
+  }
+  f.Int("exp", false, 0, 1'000'000'000, &quest.exp);
+  f.Int("coins", false, 0, 1'000'000'000, &quest.coins);
+  // References here are always zone:id: game.toml belongs to no zone.
+  auto full_ref = [&](Fields& ff, std::string_view key, const std::string& value,
+                      PendingRef::Kind kind, const std::string& what) -> std::optional<Ref> {
+    std::optional<Ref> ref;
+    if (value.find(':') != std::string::npos) ref = ParseRef(value, "");
+    if (!ref) {
+      ff.Problem(key, "'" + value + "' must be a 'zone:id' reference");
+      return std::nullopt;
+    }
+    pending_refs_.push_back({kind, *ref, rel, ff.LineOfKey(key), what});
+    return ref;
+  };
+  std::string giver;
+  f.String("giver", true, &giver);
+  if (!giver.empty()) {
+    if (auto ref =
+            full_ref(f, "giver", giver, PendingRef::kMob, "giver of quest '" + quest.id + "'")) {
+      quest.giver = *ref;
+    }
+  }
+  std::vector<std::string> items;
+  f.Strings("items", false, &items);
+  for (const std::string& item : items) {
+    if (auto ref =
+            full_ref(f, "items", item, PendingRef::kItem, "reward of quest '" + quest.id + "'")) {
+      quest.items.push_back(*ref);
+    }
+  }
+  for (const toml::table* st : f.Tables("steps")) {
+    Fields sf(this, *st, rel, "step of quest '" + quest.id + "'");
+    sf.CheckKeys({"kind", "mob", "item", "room", "count", "text"});
+    QuestStep step;
+    std::string kind;
+    sf.String("kind", true, &kind);
+    sf.Int("count", false, 1, 100, &step.count);
+    sf.String("text", false, &step.text);
+    if (kind.empty()) continue;
+    auto parsed = FindName<QuestStepKind>(kQuestStepKinds, kind);
+    if (!parsed) {
+      sf.Problem("kind", "unknown step kind '" + kind + "' (kill, fetch, visit, talk)");
+      continue;
+    }
+    step.kind = *parsed;
+    const char* key = step.kind == QuestStepKind::kFetch   ? "item"
+                      : step.kind == QuestStepKind::kVisit ? "room"
+                                                           : "mob";
+    PendingRef::Kind ref_kind = step.kind == QuestStepKind::kFetch   ? PendingRef::kItem
+                                : step.kind == QuestStepKind::kVisit ? PendingRef::kRoom
+                                                                     : PendingRef::kMob;
+    std::string target;
+    sf.String(key, true, &target);
+    if (!target.empty()) {
+      if (auto ref = full_ref(sf, key, target, ref_kind, "step of quest '" + quest.id + "'")) {
+        step.target = *ref;
+      }
+    }
+    if ((step.kind == QuestStepKind::kVisit || step.kind == QuestStepKind::kTalk) &&
+        step.count != 1) {
+      sf.Problem("count", "a visit or talk step happens once ('count' = 1)");
+    }
+    quest.steps.push_back(std::move(step));
+  }
+  if (quest.steps.empty()) f.Problem("steps", "a quest needs at least one [[quests.steps]]");
+  if (quest.steps.size() > limits::kQuestStepsMax) {
+    f.Problem("steps", "a quest has at most " + std::to_string(limits::kQuestStepsMax) + " steps");
+  }
+  pack_.game.quests.push_back(std::move(quest));
+}
+
 void Loader::LoadGame() {
   const std::string rel = "game.toml";
   std::error_code ec;
@@ -973,7 +1070,7 @@ void Loader::LoadGame() {
   }
   GameRules& game = pack_.game;
   Fields top(this, root, rel, "game");
-  top.CheckKeys({"default_race", "default_class", "races", "classes", "skills"});
+  top.CheckKeys({"default_race", "default_class", "races", "classes", "skills", "quests"});
 
   std::set<std::string> skill_ids;
   for (const toml::table* t : top.Tables("skills")) LoadSkill(*t, rel, &skill_ids);
@@ -1047,6 +1144,8 @@ void Loader::LoadGame() {
   if (!game.default_class.empty() && class_ids.count(game.default_class) == 0) {
     top.Problem("default_class", "unknown class '" + game.default_class + "'");
   }
+  std::set<std::string> quest_ids;
+  for (const toml::table* t : top.Tables("quests")) LoadQuest(*t, rel, &quest_ids);
   if (game.races.empty() != game.classes.empty()) {
     Report(rel, 1, "game: give both [[races]] and [[classes]], or neither");
   }

@@ -41,6 +41,14 @@ void ZoneCore::AssignClass(Actor& a, const CharacterState& s) {
   a.practices = s.practices;
   a.trains = s.trains;
   a.may_choose = s.may_choose;
+  for (const auto& [id, counts] : s.quests) {
+    const QuestDef* quest = game.FindQuest(id);
+    if (quest == nullptr) continue;  // a quest since removed: dropped
+    std::vector<int> steps = counts;
+    steps.resize(quest->steps.size(), 0);  // a quest whose steps changed keeps what fits
+    a.quests[id] = std::move(steps);
+  }
+  a.quests_done.insert(s.quests_done.begin(), s.quests_done.end());
   for (const auto& [id, proficiency] : s.skills) {
     if (game.FindSkill(id) != nullptr) a.skills[id] = proficiency;  // a skill since removed: gone
   }

@@ -90,6 +90,7 @@ ZoneCore::ZoneCore(std::shared_ptr<const Pack> pack, const ZoneDef& zone, uint64
   RegisterCombatCommands(registry_);
   RegisterMiscCommands(registry_);
   RegisterSkillCommands(registry_);
+  RegisterQuestCommands(registry_);
   BuildRooms();
   save_interval_heartbeats_ =
       std::max<int64_t>(1, deps_.save_interval_ms / limits::kZoneHeartbeatMs);
@@ -252,6 +253,7 @@ void ZoneCore::PlaceActor(Actor& actor, int room_index) {
   RoomState& here = room(room_index);
   here.actors.push_back(&actor);
   if (actor.is_player) here.players.push_back(&actor);
+  if (actor.is_player && !actor.quests.empty()) QuestVisit(actor);
 }
 
 void ZoneCore::UnplaceActor(Actor& actor) {
@@ -412,6 +414,8 @@ CharacterState ZoneCore::Snapshot(const Actor& a) const {
   s.practices = a.practices;
   s.trains = a.trains;
   s.skills.insert(a.skills.begin(), a.skills.end());
+  s.quests.insert(a.quests.begin(), a.quests.end());
+  s.quests_done.insert(a.quests_done.begin(), a.quests_done.end());
   return s;
 }
 

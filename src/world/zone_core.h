@@ -93,6 +93,8 @@ struct Actor {
   int practices = 0;
   int trains = 0;
   std::map<std::string, int, std::less<>> skills;  // skill id -> proficiency 1..100
+  std::map<std::string, std::vector<int>, std::less<>> quests;  // CharacterState::quests
+  std::map<std::string, int, std::less<>> quests_done;
   std::map<std::string, std::string> aliases;
   bool colour = true;
   std::string reply_to;
@@ -252,6 +254,14 @@ class ZoneCore final : public ScriptHost {
   void MobCast(Actor& mob);
   // A trainer (kMobTrainer) in the actor's room, or null.
   Actor* TrainerIn(int room);
+
+  // Quests (quests.cc): progress from what a player does.
+  void QuestKill(Actor& player, const MobDef& victim);
+  void QuestVisit(Actor& player);
+  void QuestTalk(Actor& speaker);
+  // The giver says `text` and its script's on_quest(actor, quest_id, event, self) runs.
+  void QuestDialogue(Actor& giver, Actor& player, const QuestDef& quest, const std::string& event,
+                     const std::string& text);
 
   // Mobs and resets.
   void MobActTick();

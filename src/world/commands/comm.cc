@@ -19,6 +19,7 @@ void RegisterCommCommands(CommandRegistry& r) {
            c.zone.Send(c.actor, "You say, '" + text + "'");
            c.zone.ToRoom(c.actor.room, c.actor.Display() + " says, '" + text + "'", c.actor.id);
            c.zone.RunSpeechHooks(c.actor, text);
+           if (!c.actor.removed && !c.actor.quests.empty()) c.zone.QuestTalk(c.actor);
          }});
   r.Add({"emote",
          {":"},

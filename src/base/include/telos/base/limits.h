@@ -327,6 +327,12 @@ inline constexpr size_t kCharacterSkillsMax = 256;
 inline constexpr size_t kSummonedMobsPerZoneMax = 16;
 // A fighting mob with spells tries one in this many combat rounds (deterministic via Random).
 inline constexpr int kMobCastOneInRounds = 3;
+// Quests one saved character may hold (taken and done), and steps one quest may have: a
+// state claiming more is refused at decode; a quest with more steps at load.
+inline constexpr size_t kCharacterQuestsMax = 512;
+inline constexpr size_t kQuestStepsMax = 16;
+// Quests a player may have taken and not finished at once.
+inline constexpr size_t kActiveQuestsMax = 10;
 
 // --- Content hot reload (src/world/world_host Reload, src/shard/pack_reload; issue 25 item 6)
 // Lines one player may type while their zone is rebuilt; they are applied once the player is

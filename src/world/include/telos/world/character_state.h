@@ -25,7 +25,8 @@ namespace telos::world {
 // Bumped whenever the JSON layout changes; decode keeps reading every older version.
 // 2: race, class, practices, trains, skills and may_choose. A version-1 character has no race
 // or class; the zone gives it the pack's defaults on admission and never asks it to choose.
-inline constexpr int kCharacterSchemaVersion = 2;
+// 3: quests (progress of those taken) and quests_done; older versions have none.
+inline constexpr int kCharacterSchemaVersion = 3;
 
 struct Stats {
   int strength = 13;
@@ -72,6 +73,10 @@ struct CharacterState {
   int practices = 0;                  // sessions left to spend with a trainer on skills
   int trains = 0;                     // points left to spend with a trainer on stats
   std::map<std::string, int> skills;  // skill id -> proficiency, 1..100
+  // Quests taken: quest id -> per step, the count reached so far. Travels with the character
+  // (saves and handoffs to another world) like everything here.
+  std::map<std::string, std::vector<int>> quests;
+  std::map<std::string, int> quests_done;  // quest id -> times completed
 
   bool operator==(const CharacterState&) const = default;
 };

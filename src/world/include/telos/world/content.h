@@ -285,14 +285,43 @@ struct ClassDef {
   bool operator==(const ClassDef&) const = default;
 };
 
+// --- Quests (game.toml [[quests]]). A quest's steps are tracked side by side; when all are
+// done the player returns to the giver (`quest complete`), who takes any fetched items and
+// pays the rewards.
+enum class QuestStepKind { kKill, kFetch, kVisit, kTalk };
+
+struct QuestStep {
+  QuestStepKind kind = QuestStepKind::kKill;
+  Ref target;      // kill/talk: a mob; fetch: an item; visit: a room
+  int count = 1;   // kill: how many; fetch: how many carried; visit/talk: 1
+  std::string text;  // "Kill three cellar rats"; made from the target when empty
+};
+
+struct QuestDef {
+  std::string id;
+  std::string name;
+  Ref giver;  // a mob
+  int level = 1;  // the lowest level that may take it
+  bool repeatable = false;
+  std::string description;  // `quest info`
+  std::string offer;        // the giver says it when the quest is taken
+  std::string complete;     // the giver says it when the quest is turned in
+  std::vector<QuestStep> steps;
+  int64_t exp = 0;
+  int64_t coins = 0;
+  std::vector<Ref> items;  // rewards
+};
+
 struct GameRules {
   std::vector<RaceDef> races;  // in file order: the creation dialogue's order
   std::vector<ClassDef> classes;
   std::vector<SkillDef> skills;
   std::string default_race;  // what a character that never chose (or predates classes) gets
   std::string default_class;
+  std::vector<QuestDef> quests;
 
   bool empty() const { return classes.empty(); }
+  const QuestDef* FindQuest(std::string_view id) const;
   const RaceDef* FindRace(std::string_view id) const;
   const ClassDef* FindClass(std::string_view id) const;
   const SkillDef* FindSkill(std::string_view id) const;
