@@ -92,7 +92,7 @@ struct Actor {
   bool may_choose = false;  // CharacterState::may_choose
   int practices = 0;
   int trains = 0;
-  std::map<std::string, int, std::less<>> skills;  // skill id -> proficiency 1..100
+  std::map<std::string, int, std::less<>> skills;               // skill id -> proficiency 1..100
   std::map<std::string, std::vector<int>, std::less<>> quests;  // CharacterState::quests
   std::map<std::string, int, std::less<>> quests_done;
   std::map<std::string, std::string> aliases;

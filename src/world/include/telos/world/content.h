@@ -292,15 +292,16 @@ enum class QuestStepKind { kKill, kFetch, kVisit, kTalk };
 
 struct QuestStep {
   QuestStepKind kind = QuestStepKind::kKill;
-  Ref target;      // kill/talk: a mob; fetch: an item; visit: a room
-  int count = 1;   // kill: how many; fetch: how many carried; visit/talk: 1
+  Ref target;        // kill/talk: a mob; fetch: an item; visit: a room
+  int count = 1;     // kill: how many; fetch: how many carried; visit/talk: 1
   std::string text;  // "Kill three cellar rats"; made from the target when empty
+  bool operator==(const QuestStep&) const = default;
 };
 
 struct QuestDef {
   std::string id;
   std::string name;
-  Ref giver;  // a mob
+  Ref giver;      // a mob
   int level = 1;  // the lowest level that may take it
   bool repeatable = false;
   std::string description;  // `quest info`
@@ -310,6 +311,7 @@ struct QuestDef {
   int64_t exp = 0;
   int64_t coins = 0;
   std::vector<Ref> items;  // rewards
+  bool operator==(const QuestDef&) const = default;
 };
 
 struct GameRules {
