@@ -36,6 +36,8 @@ find_package(spdlog CONFIG REQUIRED)
 find_package(tomlplusplus CONFIG REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(prometheus-cpp CONFIG REQUIRED)
+# The OpenTelemetry C++ SDK 1.19 with its OTLP exporters: bookworm-backports only (bootstrap).
+find_package(opentelemetry-cpp CONFIG REQUIRED)
 
 find_package(GTest CONFIG REQUIRED)
 find_package(benchmark CONFIG REQUIRED)
