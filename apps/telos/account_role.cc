@@ -86,6 +86,11 @@ int RunAccountRole(const AccountRoleSettings& settings, const Config& config) {
   Logger log("account", *level);
   SystemClock clock;
   Metrics metrics;
+  auto telemetry = StartTelemetry(config, "account", metrics, log);
+  if (!telemetry.ok()) {
+    std::fprintf(stderr, "%s: %s\n", kRole, telemetry.status().message().c_str());
+    return kExitConfigError;
+  }
   log.Info("starting", {{"version", kVersion}, {"listen", settings.listen_address}});
   if (settings.caller_token.empty()) {
     log.Warn("insecure: TELOS_CALLER_TOKEN unset, any caller is accepted");

@@ -80,6 +80,11 @@ int RunGateRole(const GateRoleSettings& settings, const Config& config) {
   }
   SystemClock clock;
   Metrics metrics;
+  auto telemetry = StartTelemetry(config, "gate", metrics, log);
+  if (!telemetry.ok()) {
+    std::fprintf(stderr, "%s: %s\n", kRole, telemetry.status().message().c_str());
+    return kExitConfigError;
+  }
   log.Info(
       "starting",
       {{"version", kVersion}, {"gate", settings.gate_id}, {"account", settings.account_target}});

@@ -11,6 +11,7 @@
 
 #include "telos/base/limits.h"
 #include "telos/world/who_json.h"
+#include "version.h"
 #include "web_files.h"
 
 namespace telos::app {
@@ -253,6 +254,16 @@ void FrontDoor::Stop() {
   telnet_.Stop();
   http_.Stop();
   admin_.Stop();
+}
+
+Result<std::unique_ptr<telemetry::Telemetry>> StartTelemetry(const Config& config,
+                                                             std::string_view role,
+                                                             Metrics& metrics, Logger& log) {
+  auto settings = telemetry::ReadTelemetrySettings(config, role, kVersion);
+  if (!settings.ok()) return settings.status();
+  telemetry::AddProcessMetrics(
+      metrics, {.version = kVersion, .build_type = kBuildType, .compiler = kCompiler});
+  return telemetry::Telemetry::Start(*settings, metrics, log);
 }
 
 Result<std::string> AdvertisedAddress(const std::string& listen, const std::string& advertise) {

@@ -32,6 +32,8 @@
 #include "telos/shard/pack_reload.h"
 #include "telos/store/postgres_store.h"
 #include "telos/store/redis_checkpoint_store.h"
+#include "telos/telemetry/process_metrics.h"
+#include "telos/telemetry/telemetry.h"
 #include "telos/world/content.h"
 #include "telos/world/zone.h"
 
@@ -122,6 +124,15 @@ Result<bus::NatsBusOptions> NatsOptionsFromConfig(const Config& config);
 // TELOS_DATABASE_URL (required; or TELOS_DATABASE_URL_FILE) and TELOS_DATABASE_SCHEMA (empty:
 // the server's default).
 Result<store::PostgresStoreOptions> PostgresOptionsFromConfig(const Config& config);
+
+// The process metrics and build_info in a role's `metrics`, and their OpenTelemetry export with
+// the rest of them (src/telemetry, docs/operating.md): null when
+// no OTEL_EXPORTER_OTLP_* endpoint is set; InvalidArgument naming the variable for a bad OTEL_*
+// value (the role prints it and exits with kExitConfigError). Keep it declared after the
+// Metrics it reads, so it is destroyed (after one last export) first.
+Result<std::unique_ptr<telemetry::Telemetry>> StartTelemetry(const Config& config,
+                                                             std::string_view role,
+                                                             Metrics& metrics, Logger& log);
 
 // The default admin ports: each role's public HTTP port plus 1000, so the roles of one box
 // (serve or gate 8080, world 8081, account 8090) never take each other's.

@@ -71,6 +71,11 @@ int RunServe(const ServeSettings& settings, const Config& config) {
   }
   SystemClock clock;
   Metrics metrics;
+  auto telemetry = StartTelemetry(config, "serve", metrics, log);
+  if (!telemetry.ok()) {
+    std::fprintf(stderr, "%s: %s\n", "telos serve", telemetry.status().message().c_str());
+    return kExitConfigError;
+  }
   log.Info("starting", {{"version", kVersion},
                         {"data_dir", settings.data_dir},
                         {"content_dir", settings.content_dir}});

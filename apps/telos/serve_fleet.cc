@@ -79,6 +79,11 @@ std::string HostName() {
 int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger& log) {
   SystemClock clock;
   Metrics metrics;
+  auto telemetry = StartTelemetry(config, "serve", metrics, log);
+  if (!telemetry.ok()) {
+    std::fprintf(stderr, "%s: %s\n", kRole, telemetry.status().message().c_str());
+    return kExitConfigError;
+  }
   WorldRoleSettings world_settings;
   {
     auto id = config.String("TELOS_SHARD_ID", "serve-" + HostName());

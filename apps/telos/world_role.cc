@@ -133,6 +133,11 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
   Logger log("world", *level);
   SystemClock clock;
   Metrics metrics;
+  auto telemetry = StartTelemetry(config, "world", metrics, log);
+  if (!telemetry.ok()) {
+    std::fprintf(stderr, "%s: %s\n", kRole, telemetry.status().message().c_str());
+    return kExitConfigError;
+  }
   if (settings.gate_token.empty()) {
     log.Warn(
         "insecure: TELOS_GATE_TOKEN unset (TELOS_ALLOW_INSECURE): any caller may open a "

@@ -51,8 +51,24 @@ void Metrics::RemoveGauge(const std::string& name, prometheus::Gauge& gauge) {
   prometheus::BuildGauge().Name(Prefixed(name)).Register(*registry_).Remove(&gauge);
 }
 
+void Metrics::AddRefresh(std::function<void()> refresh) {
+  std::lock_guard lock(refresh_mu_);
+  refreshers_.push_back(std::move(refresh));
+}
+
+void Metrics::Refresh() const {
+  std::lock_guard lock(refresh_mu_);
+  for (const auto& refresh : refreshers_) refresh();
+}
+
 std::string Metrics::RenderText() const {
+  Refresh();
   return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+std::vector<prometheus::MetricFamily> Metrics::Collect() const {
+  Refresh();
+  return registry_->Collect();
 }
 
 std::vector<double> Metrics::LatencyBucketsMs() {

@@ -21,6 +21,20 @@ TEST(MetricsTest, RendersPrometheusText) {
   EXPECT_NE(text.find("telos_zone_tick_lag_ms_count 2"), std::string::npos) << text;
 }
 
+TEST(MetricsTest, RefreshersRunBeforeEveryRead) {
+  Metrics metrics;
+  auto& mirrored = metrics.Gauge("mirrored", "A value kept elsewhere");
+  double outside = 1;
+  metrics.AddRefresh([&] { mirrored.Set(outside); });
+  EXPECT_NE(metrics.RenderText().find("telos_mirrored 1"), std::string::npos);
+  outside = 5;
+  EXPECT_NE(metrics.RenderText().find("telos_mirrored 5"), std::string::npos);
+  outside = 9;
+  const auto families = metrics.Collect();
+  ASSERT_EQ(families.size(), 1u);
+  EXPECT_EQ(families[0].metric.at(0).gauge.value, 9);
+}
+
 TEST(MetricsTest, SameNameAndLabelsIsTheSameMetric) {
   Metrics metrics;
   auto& a = metrics.Counter("commands_total", "Commands", {{"zone", "arena"}});

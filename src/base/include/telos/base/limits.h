@@ -345,4 +345,15 @@ inline constexpr int64_t kReloadApplyTimeoutMs = 30'000;
 // Worlds one reload asks; more live shards than this and the reload is refused.
 inline constexpr size_t kReloadShardsMax = 256;
 
+// --- Telemetry (src/telemetry): the OTLP export's bounds on the standard OTEL_* variables.
+// Faster than every 100 ms a process would spend its time serialising its metrics.
+inline constexpr int64_t kOtlpExportIntervalMsMin = 100;
+inline constexpr int64_t kOtlpExportIntervalMsMax = 24 * 3'600'000;
+inline constexpr int64_t kOtlpExportIntervalMsDefault = 60'000;  // the OTel default
+inline constexpr int64_t kOtlpExportTimeoutMsDefault = 30'000;   // the OTel default
+inline constexpr int64_t kOtlpRequestTimeoutMsDefault = 10'000;  // the OTel default
+inline constexpr int64_t kOtlpRequestTimeoutMsMax = 600'000;
+// OTEL_RESOURCE_ATTRIBUTES and OTEL_EXPORTER_OTLP_HEADERS: entries in one variable.
+inline constexpr size_t kOtlpListEntriesMax = 64;
+
 }  // namespace telos::limits

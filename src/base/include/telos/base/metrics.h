@@ -6,6 +6,7 @@
 // references it returns; the metrics live as long as the registry.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
+#include <prometheus/metric_family.h>
 
 namespace prometheus {
 class Registry;
@@ -45,14 +47,25 @@ class Metrics {
   // shares the series with its old self, which may be destroyed after the new one started.
   void RemoveGauge(const std::string& name, prometheus::Gauge& gauge);
 
+  // Runs `refresh` on the reading thread before every RenderText and Collect, so a gauge that
+  // mirrors something outside the registry (the process's memory, say) is read when it is
+  // current. `refresh` must be cheap and must not call back into RenderText or Collect.
+  void AddRefresh(std::function<void()> refresh);
+
   // Everything registered, in Prometheus text exposition format 0.0.4.
   std::string RenderText() const;
+  // Everything registered, as values read now: the OTLP bridge (src/telemetry) exports these.
+  std::vector<prometheus::MetricFamily> Collect() const;
 
   // Bucket bounds for latencies in milliseconds, 0.1 ms .. 10 s.
   static std::vector<double> LatencyBucketsMs();
 
  private:
+  void Refresh() const;
+
   std::shared_ptr<prometheus::Registry> registry_;
+  mutable std::mutex refresh_mu_;  // one refresh at a time: scrape and export may overlap
+  std::vector<std::function<void()>> refreshers_;
   std::mutex gauge_holders_mu_;
   std::map<const prometheus::Gauge*, int> gauge_holders_;  // Gauge() calls not yet removed
 };
