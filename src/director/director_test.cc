@@ -4,15 +4,20 @@
 // drain targets skip the requester and draining shards, and a standby refuses to answer.
 #include "telos/director/director.h"
 
+#include <chrono>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 
+#include "telos/bus/in_process_bus.h"
+#include "telos/director/director_service.h"
 #include "telos/directory/memory_directory.h"
 #include "telos/store/sqlite_event_log.h"
 #include "telos/store/sqlite_store.h"
@@ -270,6 +275,64 @@ TEST_F(DirectorTest, DrainTargetsSkipTheRequesterAndDrainingShards) {
   ASSERT_TRUE(from_b.ok()) << from_b.status().ToString();
   ASSERT_EQ(from_b->targets.size(), 1u);
   EXPECT_EQ(from_b->targets[0].target, "a");
+}
+
+// The service answers on the bus only while its director leads; a malformed request gets an
+// error reply, never silence.
+class DirectorServiceTest : public DirectorTest {
+ protected:
+  // The bus's answer to `data` on `subject`, waited for with a deadline.
+  Result<std::string> Ask(bus::Bus& bus, const std::string& subject, const std::string& data) {
+    std::promise<Result<std::string>> answer;
+    auto future = answer.get_future();
+    bus.Request(subject, data, std::chrono::milliseconds(5'000),
+                [&answer](Result<std::string> r) { answer.set_value(std::move(r)); });
+    return future.get();
+  }
+  template <typename F>
+  static bool Eventually(F condition) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!condition()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::yield();
+    }
+    return true;
+  }
+};
+
+TEST_F(DirectorServiceTest, TheLeaderAnswersDrainTargetsOnTheBus) {
+  Shard("a", {{"z1", 5}});
+  Shard("b", {{"b1", 0}});
+  bus::InProcessBus bus(bus::InProcessBus::NewHub());
+  const std::string subject = DrainTargetsSubject("telos.test", "fleet");
+  // Nobody leads yet: no responders, which a shard reads as "choose yourself".
+  Result<std::string> nobody = Ask(bus, subject, "{}");
+  ASSERT_FALSE(nobody.ok());
+  EXPECT_EQ(nobody.status().code(), StatusCode::kNotFound);
+
+  auto director = Make("d1");
+  DirectorService service(*director, &bus, "telos.test", logger_);
+  EXPECT_EQ(service.subject(), subject);
+  service.Start();
+  ASSERT_TRUE(Eventually([&service] { return service.answering(); }));
+
+  Result<std::string> answer =
+      Ask(bus, subject, EncodeDrainTargetsRequest({"a", {{"z1", 5}}, 60'000}));
+  ASSERT_TRUE(answer.ok()) << answer.status().ToString();
+  Result<DrainTargetsReply> reply = DecodeDrainTargetsReply(*answer);
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  ASSERT_EQ(reply->targets.size(), 1u);
+  EXPECT_EQ(reply->targets[0].target, "b");
+
+  Result<std::string> bad = Ask(bus, subject, "not json");
+  ASSERT_TRUE(bad.ok()) << bad.status().ToString();
+  EXPECT_EQ(DecodeDrainTargetsReply(*bad).status().code(), StatusCode::kInvalidArgument);
+
+  service.Stop();
+  EXPECT_FALSE(service.answering());
+  EXPECT_FALSE(director->is_leader());  // resigned on a clean stop
+  Result<std::string> after = Ask(bus, subject, "{}");
+  EXPECT_EQ(after.status().code(), StatusCode::kNotFound);
 }
 
 }  // namespace
