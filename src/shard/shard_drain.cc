@@ -2,14 +2,16 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <map>
-#include <memory>
 #include <mutex>
+#include <optional>
+#include <utility>
+
+#include "telos/base/assert.h"
 
 namespace telos::shard {
 namespace {
 
-// How often the waiting thread looks at the (possibly manual) clock for the deadline.
+// How often the waiting thread looks at the (possibly manual) clock for the deadlines.
 constexpr std::chrono::milliseconds kDeadlinePoll{5};
 
 // Whether an Adopt that did not succeed may have been applied: its caller stopped waiting (or
@@ -19,13 +21,17 @@ bool AdoptionUnknown(const Status& s) {
          s.code() == StatusCode::kCancelled;
 }
 
-struct Progress {
+}  // namespace
+
+// The hand-overs in flight. Shared with their callbacks, which may run after the drain
+// stopped waiting (they then touch only this).
+struct ShardDrain::Progress {
   std::mutex mu;
   std::condition_variable cv;
-  size_t zones_left = 0, redirected = 0, reclaimed = 0;  // guarded by mu
+  std::map<std::string, Instant> pending;  // guarded by mu; zone -> its own deadline
+  size_t redirected = 0, reclaimed = 0;    // guarded by mu
+  std::map<Fault, size_t> reclaimed_by;    // guarded by mu
 };
-
-}  // namespace
 
 ShardDrain::ShardDrain(ShardDrainOptions options, directory::Directory& directory,
                        ZoneLeaseKeeper& keeper, world::WorldHost& host, DrainHandOver& hand_over,
@@ -38,20 +44,116 @@ ShardDrain::ShardDrain(ShardDrainOptions options, directory::Directory& director
       clock_(clock),
       log_(log),
       redirected_(metrics.Counter("shard_drain_redirected_total",
-                                  "Players handed to a peer during a graceful drain")),
-      reclaimed_(metrics.Counter(
-          "shard_drain_reclaimed_total",
-          "Players saved and routed again by their gates because a drain could not hand them")) {}
+                                  "Players handed to a peer during a graceful drain")) {
+  RELEASE_ASSERT(options_.zone_deadline_ms > 0 && options_.zone_deadline_ms <= options_.deadline_ms,
+                 "a zone's drain deadline must be inside the drain's");
+  const std::pair<Fault, const char*> faults[] = {{Fault::kHandoff, "handoff"},
+                                                  {Fault::kAdoptRefused, "adopt_refused"},
+                                                  {Fault::kAdoptUnknown, "adopt_unknown"}};
+  for (const auto& [fault, label] : faults) {
+    reclaimed_[fault] = &metrics.Counter(
+        "shard_drain_reclaimed_total",
+        "Players saved and routed again by their gates because a drain could not hand them, by "
+        "fault: the hand-over itself (handoff), or the target refused (adopt_refused) or did not "
+        "answer (adopt_unknown) the adoption",
+        {{"fault", label}});
+  }
+}
+
+ShardDrain::~ShardDrain() = default;
+
+int64_t ShardDrain::ReservationTtlMs() const {
+  if (options_.reservation_ttl_ms > 0) return options_.reservation_ttl_ms;
+  return options_.deadline_ms + limits::kShardDrainPresenceReflectMs;
+}
+
+void ShardDrain::CountReclaimed(const std::map<Fault, size_t>& by_fault) {
+  for (const auto& [fault, n] : by_fault) reclaimed_[fault]->Increment(static_cast<double>(n));
+}
+
+void ShardDrain::HandOverZone(const std::string& zone, const directory::ZoneOwner& to, Fault fault,
+                              const std::shared_ptr<Progress>& progress) {
+  {
+    std::lock_guard lock(progress->mu);
+    progress->pending[zone] = clock_.Now() + std::chrono::milliseconds(options_.zone_deadline_ms);
+  }
+  const Status stopping = host_.StopZone(
+      zone, [this, progress, to, zone, fault](std::vector<world::PlayerTransfer> frozen) {
+        hand_over_.HandOver(std::move(frozen), to,
+                            [progress, zone, fault](size_t redirected, size_t reclaimed) {
+                              std::lock_guard lock(progress->mu);
+                              progress->redirected += redirected;
+                              progress->reclaimed += reclaimed;
+                              if (reclaimed != 0) progress->reclaimed_by[fault] += reclaimed;
+                              progress->pending.erase(zone);
+                              progress->cv.notify_all();
+                            });
+      });
+  if (!stopping.ok()) {
+    std::lock_guard lock(progress->mu);
+    progress->pending.erase(zone);
+  }
+}
+
+Result<ShardDrain::Fault> ShardDrain::Move(const std::string& zone, uint64_t epoch,
+                                           const directory::ShardInfo& to, uint64_t* new_epoch) {
+  // One fenced step: the lease is never ownerless.
+  auto moved =
+      directory_.TransferZone(zone, options_.shard_id, epoch, to.id, options_.lease_ttl_ms);
+  if (!moved.ok()) {
+    log_.Warn("drain: lease transfer failed",
+              {{"zone", zone}, {"error", moved.status().ToString()}});
+    return moved.status();
+  }
+  // Nothing renews the zone here from now on; if it comes back it is a new tenure.
+  keeper_.Forget(zone);
+  *new_epoch = moved->epoch;
+  const directory::ZoneOwner owner{to.id, to.endpoint, moved->epoch, moved->ttl_ms};
+  Fault fault = Fault::kHandoff;
+  if (Status adopted = hand_over_.CallAdopt(owner, zone, moved->epoch); AdoptionUnknown(adopted)) {
+    // No answer in time is not a refusal: the peer may have started the zone all the same
+    // (its keeper may still be doing it). The lease is the peer's either way, so the players
+    // follow as if it had; a handoff the peer cannot take is refused there, and those
+    // players are saved and routed again.
+    fault = Fault::kAdoptUnknown;
+    log_.Warn(
+        "drain: the peer's adoption of the zone is unknown (maybe applied); its players "
+        "are handed over as if adopted",
+        {{"zone", zone}, {"peer", to.id}, {"error", adopted.ToString()}});
+  } else if (!adopted.ok()) {
+    fault = Fault::kAdoptRefused;
+    log_.Warn("drain: peer refused to adopt the zone; its players will be routed again",
+              {{"zone", zone}, {"peer", to.id}, {"error", adopted.ToString()}});
+    // The lease is the peer's but nobody hosts the zone until it lapses and is claimed again.
+    log_.Warn("zone needs (re)assignment",
+              {{"zone", zone}, {"owner", to.id}, {"epoch", moved->epoch}});
+  }
+  log_.Info("drain: zone moved", {{"zone", zone}, {"to", to.id}, {"epoch", moved->epoch}});
+  return fault;
+}
 
 DrainResult ShardDrain::Run() {
   const Instant started = clock_.Now();
   DrainResult result;
   hand_over_.BeginDrain();
+  // Marked first: from now on no peer's drain and no director chooses this shard.
+  if (!options_.endpoint.empty()) {
+    if (Status marked = directory_.MarkShardDraining(
+            options_.shard_id, options_.endpoint,
+            options_.deadline_ms + limits::kShardDrainPresenceReflectMs);
+        !marked.ok()) {
+      log_.Warn("drain: could not mark the shard draining in the directory",
+                {{"error", marked.ToString()}});
+    }
+  }
   auto shards = directory_.ListShards();
   std::vector<directory::ShardInfo> peers;
   if (shards.ok()) {
     for (const auto& shard : *shards) {
-      if (shard.id != options_.shard_id && !shard.endpoint.empty()) peers.push_back(shard);
+      // A draining peer is leaving too: it would refuse the zone.
+      if (shard.id != options_.shard_id && !shard.endpoint.empty() && !shard.draining) {
+        peers.push_back(shard);
+      }
     }
   }
   const auto held = keeper_.held();
@@ -60,120 +162,206 @@ DrainResult ShardDrain::Run() {
              {"peers", static_cast<int64_t>(peers.size())}});
   if (peers.empty()) {
     log_.Warn("drain: no live peer; players are saved and wait for a new owner");
+    for (const auto& [zone, epoch] : held) {
+      log_.Warn("zone needs (re)assignment", {{"zone", zone}, {"epoch", epoch}});
+    }
     result.zones_left = held.size();
     return result;
   }
-  auto endpoint_of = [&peers](const std::string& id) {
+  auto peer_of = [&peers](const std::string& id) -> std::optional<directory::ShardInfo> {
     for (const auto& peer : peers) {
-      if (peer.id == id) return peer.endpoint;
+      if (peer.id == id) return peer;
     }
-    return std::string();
+    return std::nullopt;
   };
   auto progress = std::make_shared<Progress>();
   std::map<std::string, int64_t> occupancy;
   for (const auto& entry : host_.Who()) ++occupancy[entry.zone];
   std::vector<directory::Reservation> reservations;
+  const int64_t reservation_ttl = ReservationTtlMs();
+
+  // The leader director's choices, if it answers in time.
+  std::map<std::string, DirectedTarget> directed;
+  if (ask_ && !held.empty()) {
+    std::vector<DrainZoneLoad> loads;
+    for (const auto& [zone, epoch] : held) {
+      loads.push_back({zone, std::max<int64_t>(1, occupancy[zone])});
+    }
+    auto answer = ask_(loads, reservation_ttl);
+    if (answer.ok()) {
+      for (auto& target : *answer) {
+        const std::string zone = target.zone;
+        if (held.contains(zone)) directed[zone] = std::move(target);
+      }
+    } else {
+      log_.Info("drain: no director answered; choosing targets alone",
+                {{"error", answer.status().ToString()}});
+    }
+  }
 
   // Reserves room on the least loaded peer for `zone`'s players (at least one).
   auto reserve_target = [&](const std::string& zone) -> Result<std::string> {
     directory::DrainTargetRequest request;
     request.exclude = {options_.shard_id};
     request.amount = std::max<int64_t>(1, occupancy[zone]);
+    request.ttl_ms = reservation_ttl;
+    request.holder = options_.shard_id;
     auto target = directory_.SelectDrainTarget(request);
     if (!target.ok()) return target.status();
     reservations.push_back(target->reservation);
     return target->reservation.target;
   };
-  // Stops `zone` here and hands its players to `to` once they are frozen.
-  auto hand_over = [&](const std::string& zone, const directory::ZoneOwner& to) {
-    {
-      std::lock_guard lock(progress->mu);
-      ++progress->zones_left;
-    }
-    const Status stopping = host_.StopZone(zone, [this, progress,
-                                                  to](std::vector<world::PlayerTransfer> frozen) {
-      hand_over_.HandOver(std::move(frozen), to, [progress](size_t redirected, size_t reclaimed) {
-        std::lock_guard lock(progress->mu);
-        progress->redirected += redirected;
-        progress->reclaimed += reclaimed;
-        --progress->zones_left;
-        progress->cv.notify_all();
-      });
-    });
-    if (!stopping.ok()) {
-      std::lock_guard lock(progress->mu);
-      --progress->zones_left;
-    }
-  };
 
   for (const auto& [zone, epoch] : held) {
-    auto peer = reserve_target(zone);
-    if (!peer.ok()) {
-      log_.Warn("drain: no target for a zone",
-                {{"zone", zone}, {"error", peer.status().ToString()}});
-      continue;
+    std::optional<directory::ShardInfo> peer;
+    if (auto it = directed.find(zone); it != directed.end()) {
+      peer = peer_of(it->second.target);
+      if (!it->second.reservation.empty()) {
+        reservations.push_back(
+            directory::Reservation{it->second.target, it->second.reservation, 0, 0});
+      }
+      if (peer) {
+        ++result.zones_directed;
+      } else {
+        log_.Warn("drain: the director named a target that is not a live peer; choosing alone",
+                  {{"zone", zone}, {"target", it->second.target}});
+      }
     }
-    // One fenced step: the lease is never ownerless.
-    auto moved =
-        directory_.TransferZone(zone, options_.shard_id, epoch, *peer, options_.lease_ttl_ms);
-    if (!moved.ok()) {
-      log_.Warn("drain: lease transfer failed",
-                {{"zone", zone}, {"error", moved.status().ToString()}});
-      continue;
+    if (!peer) {
+      auto chosen = reserve_target(zone);
+      if (chosen.ok()) peer = peer_of(*chosen);
+      if (!peer) {
+        log_.Warn("drain: no target for a zone",
+                  {{"zone", zone},
+                   {"error", chosen.ok() ? "target not a live peer" : chosen.status().ToString()}});
+        log_.Warn("zone needs (re)assignment", {{"zone", zone}, {"epoch", epoch}});
+        continue;
+      }
     }
-    keeper_.Forget(zone);
+    uint64_t new_epoch = 0;
+    auto fault = Move(zone, epoch, *peer, &new_epoch);
+    if (!fault.ok()) continue;
     ++result.zones_moved;
-    const directory::ZoneOwner to{*peer, endpoint_of(*peer), moved->epoch, moved->ttl_ms};
-    if (Status adopted = hand_over_.CallAdopt(to, zone, moved->epoch); AdoptionUnknown(adopted)) {
-      // No answer in time is not a refusal: the peer may have started the zone all the same
-      // (its keeper may still be doing it). The lease is the peer's either way, so the players
-      // follow as if it had; a handoff the peer cannot take is refused there, and those
-      // players are saved and routed again.
-      ++result.zones_adoption_unknown;
-      log_.Warn(
-          "drain: the peer's adoption of the zone is unknown (maybe applied); its players "
-          "are handed over as if adopted",
-          {{"zone", zone}, {"peer", *peer}, {"error", adopted.ToString()}});
-    } else if (!adopted.ok()) {
-      log_.Warn("drain: peer refused to adopt the zone; its players will be routed again",
-                {{"zone", zone}, {"peer", *peer}, {"error", adopted.ToString()}});
-    }
-    log_.Info("drain: zone moved", {{"zone", zone}, {"to", *peer}, {"epoch", moved->epoch}});
-    hand_over(zone, to);
+    if (*fault == Fault::kAdoptUnknown) ++result.zones_adoption_unknown;
+    HandOverZone(zone, directory::ZoneOwner{peer->id, peer->endpoint, new_epoch, 0}, *fault,
+                 progress);
   }
   // The lobby runs on every shard: its players go to the least loaded peer's.
-  if (auto peer = reserve_target(options_.lobby_zone); peer.ok()) {
-    hand_over(options_.lobby_zone, directory::ZoneOwner{*peer, endpoint_of(*peer), 0, 0});
+  if (auto chosen = reserve_target(options_.lobby_zone); chosen.ok()) {
+    if (auto peer = peer_of(*chosen)) {
+      HandOverZone(options_.lobby_zone, directory::ZoneOwner{peer->id, peer->endpoint, 0, 0},
+                   Fault::kHandoff, progress);
+    }
   }
 
   const Instant deadline = started + std::chrono::milliseconds(options_.deadline_ms);
+  std::map<Fault, size_t> reclaimed_by;
   {
     std::unique_lock lock(progress->mu);
-    while (progress->zones_left != 0 && clock_.Now() < deadline) {
-      progress->cv.wait_for(lock, kDeadlinePoll);
-    }
-    result.complete = progress->zones_left == 0;
-    result.zones_left = progress->zones_left;
+    // Waits while some zone is still within its own deadline and the drain within its own.
+    auto waiting = [&] {
+      const Instant now = clock_.Now();
+      if (now >= deadline) return false;
+      return std::any_of(progress->pending.begin(), progress->pending.end(),
+                         [now](const auto& kv) { return kv.second > now; });
+    };
+    while (waiting()) progress->cv.wait_for(lock, kDeadlinePoll);
+    const Instant now = clock_.Now();
+    result.complete = progress->pending.empty();
+    result.zones_left = progress->pending.size();
+    result.zones_timed_out =
+        static_cast<size_t>(std::count_if(progress->pending.begin(), progress->pending.end(),
+                                          [now](const auto& kv) { return kv.second <= now; }));
     result.redirected = progress->redirected;
     result.reclaimed = progress->reclaimed;
+    reclaimed_by = progress->reclaimed_by;
   }
   for (const auto& reservation : reservations) {
     (void)directory_.ReleaseReservation(reservation.target, reservation.id);
   }
   redirected_.Increment(static_cast<double>(result.redirected));
-  reclaimed_.Increment(static_cast<double>(result.reclaimed));
+  CountReclaimed(reclaimed_by);
   result.took_ms = ElapsedMs(started, clock_.Now());
   if (result.complete) {
     log_.Info("drain complete", {{"redirected", static_cast<int64_t>(result.redirected)},
                                  {"reclaimed", static_cast<int64_t>(result.reclaimed)},
+                                 {"zones_directed", static_cast<int64_t>(result.zones_directed)},
                                  {"took_ms", result.took_ms}});
   } else {
     log_.Error("graceful drain incomplete",
                {{"zones_left", static_cast<int64_t>(result.zones_left)},
+                {"zones_timed_out", static_cast<int64_t>(result.zones_timed_out)},
                 {"redirected", static_cast<int64_t>(result.redirected)},
                 {"reclaimed", static_cast<int64_t>(result.reclaimed)},
                 {"took_ms", result.took_ms}});
   }
+  return result;
+}
+
+Result<ZoneDrainResult> ShardDrain::DrainZone(const std::string& zone, const std::string& target) {
+  const Instant started = clock_.Now();
+  const auto held = keeper_.held();
+  auto it = held.find(zone);
+  if (it == held.end()) {
+    return Status::FailedPrecondition("zone " + zone + " is not held by " + options_.shard_id);
+  }
+  if (target == options_.shard_id) {
+    return Status::FailedPrecondition("zone " + zone + " is already on " + target);
+  }
+  auto shards = directory_.ListShards();
+  if (!shards.ok()) return shards.status();
+  std::optional<directory::ShardInfo> peer;
+  for (const auto& shard : *shards) {
+    if (shard.id == target) peer = shard;
+  }
+  if (!peer || peer->endpoint.empty() || peer->draining) {
+    return Status::FailedPrecondition("target " + target +
+                                      (peer && peer->draining ? " is draining" : " is not live"));
+  }
+  int64_t players = 0;
+  for (const auto& entry : host_.Who()) {
+    if (entry.zone == zone) ++players;
+  }
+  auto reservation =
+      directory_.Reserve(target, std::max<int64_t>(1, players),
+                         options_.zone_deadline_ms + limits::kShardDrainPresenceReflectMs);
+  auto progress = std::make_shared<Progress>();
+  uint64_t new_epoch = 0;
+  auto fault = Move(zone, it->second, *peer, &new_epoch);
+  if (!fault.ok()) {
+    if (reservation.ok()) (void)directory_.ReleaseReservation(target, reservation->id);
+    return fault.status();
+  }
+  ZoneDrainResult result;
+  result.epoch = new_epoch;
+  result.adoption_unknown = *fault == Fault::kAdoptUnknown;
+  result.adoption_refused = *fault == Fault::kAdoptRefused;
+  HandOverZone(zone, directory::ZoneOwner{peer->id, peer->endpoint, new_epoch, 0}, *fault,
+               progress);
+  std::map<Fault, size_t> reclaimed_by;
+  {
+    std::unique_lock lock(progress->mu);
+    const Instant deadline = started + std::chrono::milliseconds(options_.zone_deadline_ms);
+    while (!progress->pending.empty() && clock_.Now() < deadline) {
+      progress->cv.wait_for(lock, kDeadlinePoll);
+    }
+    result.settled = progress->pending.empty();
+    result.redirected = progress->redirected;
+    result.reclaimed = progress->reclaimed;
+    reclaimed_by = progress->reclaimed_by;
+  }
+  if (reservation.ok()) (void)directory_.ReleaseReservation(target, reservation->id);
+  redirected_.Increment(static_cast<double>(result.redirected));
+  CountReclaimed(reclaimed_by);
+  result.took_ms = ElapsedMs(started, clock_.Now());
+  log_.Info("drain: one zone moved and torn down here",
+            {{"zone", zone},
+             {"to", target},
+             {"epoch", new_epoch},
+             {"settled", result.settled},
+             {"redirected", static_cast<int64_t>(result.redirected)},
+             {"reclaimed", static_cast<int64_t>(result.reclaimed)},
+             {"took_ms", result.took_ms}});
   return result;
 }
 

@@ -29,20 +29,7 @@ using ::testing::UnorderedElementsAre;
 
 constexpr int64_t kTtlMs = 15'000;
 
-// Starts what the keeper wins straight in the host (no store: the fence is ZoneTenure's job).
-class HostHosting final : public ZoneHosting {
- public:
-  explicit HostHosting(world::WorldHost& host) : host_(host) {}
-  Status StartZone(const std::string& zone, uint64_t) override { return host_.StartZone(zone); }
-  void StopZone(const std::string& zone, const std::string&) override {
-    (void)host_.StopZone(zone, [](std::vector<world::PlayerTransfer>) {});
-  }
-  void SuspendZone(const std::string&, const std::string&) override {}
-  Status ResumeZone(const std::string&, uint64_t) override { return Status::Ok(); }
-
- private:
-  world::WorldHost& host_;
-};
+using testing_util::HostHosting;
 
 // Records what the drain asks of the shard; hands players over at once unless told to hold.
 class RecordingHandOver final : public DrainHandOver {
@@ -65,12 +52,18 @@ class RecordingHandOver final : public DrainHandOver {
       held_done.push_back([done, n = players.size()] { done(n, 0); });
       return;
     }
+    const bool all_reclaimed = reclaim;
     lock.unlock();
-    done(players.size(), 0);
+    if (all_reclaimed) {
+      done(0, players.size());
+    } else {
+      done(players.size(), 0);
+    }
   }
 
   std::mutex mu_;
   bool hold = false;
+  bool reclaim = false;  // the peer takes none of the players
   bool began = false;
   Status adopt_status;  // what every CallAdopt answers
   std::vector<std::string> adopts, handed;
@@ -97,7 +90,8 @@ class ShardDrainTest : public ::testing::Test {
         ShardDrainOptions{.shard_id = "A",
                           .lobby_zone = world_.pack->start_room.zone,
                           .lease_ttl_ms = kTtlMs,
-                          .deadline_ms = 45'000},
+                          .deadline_ms = 45'000,
+                          .endpoint = "a.test:7000"},
         directory_, *keeper_, *host_, hand_over_, clock_, log_, metrics_);
   }
   ~ShardDrainTest() override {
@@ -178,15 +172,18 @@ TEST_F(ShardDrainTest, WithoutALivePeerNothingMovesAndThePlayersStay) {
   EXPECT_EQ((*owner)->shard_id, "A");
 }
 
-// The peer never settles the hand-over: the drain gives up at its deadline on the injected
-// clock, says what was left, and still releases its reservations.
+// The peer never settles the hand-over: the drain gives up at the zones' deadline on the
+// injected clock, says what was left, and still releases its reservations.
 TEST_F(ShardDrainTest, AHandOverThatNeverSettlesEndsAtTheDeadline) {
   ASSERT_TRUE(directory_.RegisterShard("B", "b.test:7000", 600'000).ok());
   hand_over_.hold = true;
   const DrainResult result = RunDrain(/*advance=*/true);
   EXPECT_FALSE(result.complete);
   EXPECT_EQ(result.zones_left, 2u);  // town and the lobby
-  EXPECT_GE(result.took_ms, 45'000);
+  // Each zone's own 30 s deadline ends the waiting before the 45 s outer one.
+  EXPECT_EQ(result.zones_timed_out, 2u);
+  EXPECT_GE(result.took_ms, 30'000);
+  EXPECT_LT(result.took_ms, 45'000);
   EXPECT_EQ(*directory_.ReservedSum("B"), 0);
   // A late settlement after the drain returned touches nothing that is gone.
   for (auto& done : hand_over_.held_done) done();
@@ -223,6 +220,94 @@ TEST_F(ShardDrainTest, AnAdoptionThePeerRefusesIsARefusal) {
   const std::string log = LogText();
   EXPECT_THAT(log, HasSubstr("peer refused to adopt the zone"));
   EXPECT_THAT(log, Not(HasSubstr("maybe applied"))) << log;
+}
+
+// A peer that is itself draining would refuse the Adopt, stranding the lease until it lapsed:
+// its draining mark keeps it from being chosen, even when it is the lightest.
+TEST_F(ShardDrainTest, APeerThatIsItselfDrainingIsNeverTheTarget) {
+  ASSERT_TRUE(directory_.RegisterShard("B", "b.test:7000", kTtlMs).ok());
+  ASSERT_TRUE(directory_.RegisterShard("C", "c.test:7000", kTtlMs).ok());
+  ASSERT_TRUE(directory_.ReportOccupancy("C", {{"forest", 40}}).ok());  // B (empty) is lighter
+  ASSERT_TRUE(directory_.MarkShardDraining("B", "b.test:7000", 60'000).ok());
+  ASSERT_TRUE(testing_util::LoginAt(*host_, "Ada", "town:north_gate").ok());
+  world_.executor.RunReady();
+
+  const DrainResult result = RunDrain();
+  EXPECT_TRUE(result.complete);
+  EXPECT_THAT(hand_over_.adopts, ElementsAre("C town@2"));
+  EXPECT_THAT(hand_over_.handed, ElementsAre("Ada->C"));
+  auto owner = directory_.OwnerOfZone("town");
+  ASSERT_TRUE(owner.ok() && owner->has_value());
+  EXPECT_EQ((*owner)->shard_id, "C");
+}
+
+// Two shards of a rolling restart drain at once: A marks itself draining before it picks, so
+// B's drain, picking now, does not choose A even though A is the lightest.
+TEST_F(ShardDrainTest, TwoShardsDrainingAtOnceNeverPickEachOther) {
+  ASSERT_TRUE(directory_.RegisterShard("B", "b.test:7000", kTtlMs).ok());
+  ASSERT_TRUE(directory_.RegisterShard("C", "c.test:7000", kTtlMs).ok());
+  ASSERT_TRUE(directory_.ReportOccupancy("C", {{"forest", 40}}).ok());
+  ASSERT_TRUE(directory_.MarkShardDraining("B", "b.test:7000", 60'000).ok());  // B drains too
+  const DrainResult result = RunDrain();
+  EXPECT_TRUE(result.complete);
+  EXPECT_THAT(hand_over_.adopts, ElementsAre("C town@2"));
+  auto shards = directory_.ListShards();
+  ASSERT_TRUE(shards.ok());
+  ASSERT_EQ(shards->size(), 3u);
+  EXPECT_TRUE((*shards)[0].draining) << "A marked itself draining";
+  directory::DrainTargetRequest b_asks;
+  b_asks.exclude = {"B"};
+  b_asks.amount = 1;
+  auto b_pick = directory_.SelectDrainTarget(b_asks);
+  ASSERT_TRUE(b_pick.ok()) << b_pick.status().ToString();
+  EXPECT_EQ(b_pick->reservation.target, "C");
+}
+
+// The leader director names the targets when it answers; its choice wins over the selector's.
+TEST_F(ShardDrainTest, TheDirectorsTargetIsUsedWhenItAnswers) {
+  ASSERT_TRUE(directory_.RegisterShard("B", "b.test:7000", kTtlMs).ok());
+  ASSERT_TRUE(directory_.RegisterShard("C", "c.test:7000", kTtlMs).ok());
+  ASSERT_TRUE(directory_.ReportOccupancy("C", {{"forest", 40}}).ok());  // the selector says B
+  std::vector<DrainZoneLoad> asked;
+  drain_->SetTargetAsk([&](const std::vector<DrainZoneLoad>& zones, int64_t ttl_ms) {
+    asked = zones;
+    EXPECT_EQ(ttl_ms, 45'000 + limits::kShardDrainPresenceReflectMs);
+    return Result<std::vector<DirectedTarget>>(std::vector<DirectedTarget>{{"town", "C", "r-1"}});
+  });
+  const DrainResult result = RunDrain();
+  EXPECT_TRUE(result.complete);
+  EXPECT_EQ(result.zones_directed, 1u);
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0].zone, "town");
+  EXPECT_THAT(hand_over_.adopts, ElementsAre("C town@2"));
+}
+
+// No director answering is not a failure: the drain chooses alone.
+TEST_F(ShardDrainTest, WithoutADirectorTheDrainChoosesAlone) {
+  ASSERT_TRUE(directory_.RegisterShard("B", "b.test:7000", kTtlMs).ok());
+  drain_->SetTargetAsk([](const std::vector<DrainZoneLoad>&, int64_t) {
+    return Result<std::vector<DirectedTarget>>(Status::DeadlineExceeded("no director answered"));
+  });
+  const DrainResult result = RunDrain();
+  EXPECT_TRUE(result.complete);
+  EXPECT_EQ(result.zones_directed, 0u);
+  EXPECT_THAT(hand_over_.adopts, ElementsAre("B town@2"));
+}
+
+// Players a refused adoption leaves behind are counted under their fault.
+TEST_F(ShardDrainTest, ReclaimedPlayersAreCountedByFault) {
+  ASSERT_TRUE(directory_.RegisterShard("B", "b.test:7000", kTtlMs).ok());
+  ASSERT_TRUE(testing_util::LoginAt(*host_, "Ada", "town:north_gate").ok());
+  world_.executor.RunReady();
+  hand_over_.adopt_status = Status::FailedPrecondition("shard B is draining: it adopts no zones");
+  hand_over_.reclaim = true;
+  const DrainResult result = RunDrain();
+  EXPECT_EQ(result.reclaimed, 1u);
+  auto& refused = metrics_.Counter("shard_drain_reclaimed_total", "", {{"fault", "adopt_refused"}});
+  auto& handoff = metrics_.Counter("shard_drain_reclaimed_total", "", {{"fault", "handoff"}});
+  EXPECT_EQ(refused.Value(), 1.0);
+  EXPECT_EQ(handoff.Value(), 0.0);
+  EXPECT_THAT(LogText(), HasSubstr("zone needs (re)assignment"));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "telos/base/clock.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
+#include "telos/shard/zone_lease_keeper.h"
 #include "telos/world/character_state.h"
 #include "telos/world/content.h"
 #include "telos/world/executor.h"
@@ -90,5 +91,20 @@ inline Status LoginAt(world::WorldHost& host, const std::string& name, const std
   RELEASE_ASSERT(ref.has_value(), "bad room reference");
   return host.Login(world::NewCharacter(name, *ref), std::make_shared<NullSink>());
 }
+
+// Starts what a lease keeper wins straight in the host (no store: the fence is ZoneTenure's job).
+class HostHosting final : public ZoneHosting {
+ public:
+  explicit HostHosting(world::WorldHost& host) : host_(host) {}
+  Status StartZone(const std::string& zone, uint64_t) override { return host_.StartZone(zone); }
+  void StopZone(const std::string& zone, const std::string&) override {
+    (void)host_.StopZone(zone, [](std::vector<world::PlayerTransfer>) {});
+  }
+  void SuspendZone(const std::string&, const std::string&) override {}
+  Status ResumeZone(const std::string&, uint64_t) override { return Status::Ok(); }
+
+ private:
+  world::WorldHost& host_;
+};
 
 }  // namespace telos::shard::testing_util

@@ -6,6 +6,7 @@
 #include "lua_vm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -1057,6 +1058,14 @@ void LuaVm::NoteWhere(lua_State* L) {
   }
 }
 
+namespace {
+std::atomic<int64_t> live_vms{0};  // LuaVm::LiveCount
+}  // namespace
+
+int64_t LuaVm::LiveCount() {
+  return live_vms.load(std::memory_order_relaxed);
+}
+
 LuaVm::LuaVm(std::string zone_id, Logger& logger, ScriptHost& host, size_t memory_cap_bytes,
              int64_t instruction_budget, const Clock* clock)
     : zone_id_(std::move(zone_id)),
@@ -1067,6 +1076,7 @@ LuaVm::LuaVm(std::string zone_id, Logger& logger, ScriptHost& host, size_t memor
       clock_(clock) {
   L_ = lua_newstate(&LuaVm::Allocate, this);
   RELEASE_ASSERT(L_ != nullptr, "cannot create a Lua state");
+  live_vms.fetch_add(1, std::memory_order_relaxed);
   *static_cast<LuaVm**>(lua_getextraspace(L_)) = this;
   lua_sethook(L_, &LuaVm::CountHook, LUA_MASKCOUNT, kHookEveryInstructions);
   instructions_left_ = budget_;
@@ -1081,6 +1091,7 @@ LuaVm::LuaVm(std::string zone_id, Logger& logger, ScriptHost& host, size_t memor
 
 LuaVm::~LuaVm() {
   if (L_ != nullptr) lua_close(L_);
+  live_vms.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void LuaVm::InstallSandbox() {

@@ -108,6 +108,9 @@ class LuaVm {
 
   size_t memory_bytes() const { return used_bytes_; }
   int64_t errors() const { return errors_; }
+  // How many VMs exist in this process right now: a zone torn down must give its VM back
+  // (WorldHost::LiveLuaVms exposes it to the fleet tests).
+  static int64_t LiveCount();
   // The last error message (tests).
   const std::string& last_error() const { return last_error_; }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <condition_variable>
 
+#include "lua_vm.h"
 #include "telos/base/limits.h"
 #include "telos/world/pack_diff.h"
 
@@ -42,6 +43,14 @@ Duration WorldHost::HeartbeatPhase(int64_t zones_started_before) {
   const auto phase = std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(
       turn * static_cast<double>(limits::kZoneHeartbeatMs)));
   return std::min(phase, Millis(limits::kZoneHeartbeatMs) - Duration(1));
+}
+
+int64_t WorldHost::LiveZones() {
+  return Zone::LiveCount();
+}
+
+int64_t WorldHost::LiveLuaVms() {
+  return LuaVm::LiveCount();
 }
 
 Status WorldHost::StartZone(const std::string& zone_id) {

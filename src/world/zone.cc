@@ -1,6 +1,8 @@
 // Zone: the actor shell around ZoneCore — inbox, heartbeat scheduling, lifecycle.
 #include "telos/world/zone.h"
 
+#include <atomic>
+
 #include "telos/base/limits.h"
 #include "zone_core.h"
 
@@ -10,7 +12,13 @@ namespace {
 // No output pulse is scheduled this close before a heartbeat, which flushes everyone anyway.
 constexpr int64_t kPulseHeartbeatGapMs = 20;
 
+std::atomic<int64_t> live_zones{0};  // Zone::LiveCount
+
 }  // namespace
+
+int64_t Zone::LiveCount() {
+  return live_zones.load(std::memory_order_relaxed);
+}
 
 std::shared_ptr<Zone> Zone::Create(std::shared_ptr<const Pack> pack, std::string zone_id,
                                    uint64_t seed, ZoneDeps deps,
@@ -38,9 +46,12 @@ Zone::Zone(std::shared_ptr<const Pack> pack, std::string zone_id, uint64_t seed,
                                           "How late the zone heartbeat fired, in milliseconds",
                                           Metrics::LatencyBucketsMs(), {{"zone", id_}});
   core_ = std::make_unique<ZoneCore>(std::move(pack), *def, seed, deps);
+  live_zones.fetch_add(1, std::memory_order_relaxed);
 }
 
-Zone::~Zone() = default;
+Zone::~Zone() {
+  live_zones.fetch_sub(1, std::memory_order_relaxed);
+}
 
 Status Zone::Enqueue(std::function<void(ZoneCore&)> message) {
   bool post = false;

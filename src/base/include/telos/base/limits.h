@@ -272,6 +272,23 @@ inline constexpr size_t kDirectorDrainMessageBytesMax = kBusMessageBytesMax;
 // after this many rounds the moves of unread zones are dropped until the next plan.
 inline constexpr int kDirectorPlanRoundsMax = 8;
 
+// --- Shard drains and the directive executor (src/shard/shard_drain, directive_executor)
+// A SIGTERM drain ends within the outer deadline; each zone's hand-over within its own, so one
+// stuck zone cannot eat the whole budget (and a rebalance drain of one zone is bounded alike).
+inline constexpr int64_t kShardDrainDeadlineMs = 45'000;
+inline constexpr int64_t kShardDrainZoneDeadlineMs = 30'000;
+static_assert(kShardDrainZoneDeadlineMs < kShardDrainDeadlineMs, "a zone's deadline is inside");
+// How long after a player lands the target's occupancy report shows them (one report interval
+// of the target, with room): a drain's reservation lasts the drain deadline plus this.
+inline constexpr int64_t kShardDrainPresenceReflectMs = 15'000;
+inline constexpr int64_t kShardDrainReservationTtlMs =
+    kShardDrainDeadlineMs + kShardDrainPresenceReflectMs;
+// A draining shard waits this long for the leader director to name targets, then picks alone
+// (balancing is an optimizer, never a dependency).
+inline constexpr int64_t kShardDrainDirectorAnswerMs = 1'000;
+// How often a world shard looks for rebalance directives addressed to it.
+inline constexpr int64_t kDirectivePollMs = 1'000;
+
 // --- Load generator (src/sim)
 inline constexpr int64_t kSwarmBotsMax = 20'000;
 inline constexpr double kSwarmDurationSecondsMax = 3'600;

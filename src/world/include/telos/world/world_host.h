@@ -151,6 +151,12 @@ class WorldHost final : private ZoneRouter {
   // however many zones run, their beats stay spread over the heartbeat period.
   static Duration HeartbeatPhase(int64_t zones_started_before);
 
+  // Process-wide counts of zone objects and Lua VMs alive (every host of the process): a zone
+  // torn down at runtime — stopped, drained away — gives both back once its executor lets go of
+  // it. For the tests and the gauges that prove emptied zones are reclaimed.
+  static int64_t LiveZones();
+  static int64_t LiveLuaVms();
+
  private:
   // ZoneRouter
   bool Transfer(PlayerTransfer& transfer) override;

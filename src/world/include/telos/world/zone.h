@@ -108,6 +108,9 @@ class Zone : public std::enable_shared_from_this<Zone> {
                                       uint64_t seed, ZoneDeps deps,
                                       std::shared_ptr<Executor> executor);
   ~Zone();
+  // Zone objects alive in this process (running, or stopped with work still queued): a zone
+  // torn down at runtime is freed once its executor lets go of it.
+  static int64_t LiveCount();
   Zone(const Zone&) = delete;
   Zone& operator=(const Zone&) = delete;
 
