@@ -155,6 +155,12 @@ std::string EncodeCharacter(const CharacterState& s) {
   json::object done;
   for (const auto& [id, times] : s.quests_done) done[id] = times;
   out["quests_done"] = std::move(done);
+  if (s.lag_until_ms > 0) out["lag_until_ms"] = s.lag_until_ms;
+  if (!s.cooldowns.empty()) {
+    json::object cooldowns;
+    for (const auto& [id, until_ms] : s.cooldowns) cooldowns[id] = until_ms;
+    out["cooldowns"] = std::move(cooldowns);
+  }
   return json::serialize(out);
 }
 
@@ -301,6 +307,20 @@ Result<CharacterState> DecodeCharacter(std::string_view text) {
         }
         s.quests_done[std::string(id)] = static_cast<int>(v.as_int64());
       }
+    }
+  }
+  // Skill waits: optional in every version (a state saved with none waiting has none).
+  if (!r.Int(obj, "lag_until_ms", &s.lag_until_ms, false)) return fail();
+  if (s.lag_until_ms < 0) return Status::InvalidArgument("character state: negative lag_until_ms");
+  if (const json::value* cooldowns = obj.if_contains("cooldowns")) {
+    if (!cooldowns->is_object() || cooldowns->as_object().size() > limits::kCharacterSkillsMax) {
+      return Status::InvalidArgument("character state: cooldowns");
+    }
+    for (const auto& [id, v] : cooldowns->as_object()) {
+      if (!v.is_int64() || v.as_int64() < 0) {
+        return Status::InvalidArgument("character state: a cooldown must be a time in ms");
+      }
+      s.cooldowns[std::string(id)] = v.as_int64();
     }
   }
   // Version 1 predates races and classes: race and class stay empty and may_choose false, so

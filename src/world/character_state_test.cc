@@ -27,6 +27,8 @@ CharacterState Sample() {
   s.skills["magic_missile"] = 42;
   s.quests["rats_in_the_cellar"] = {2, 0};
   s.quests_done["the_guild"] = 1;
+  s.lag_until_ms = 1'767'225'601'000;
+  s.cooldowns["recall"] = 1'767'225'660'000;
   return s;
 }
 
@@ -103,6 +105,24 @@ TEST(CharacterState, RejectsBadSkills) {
   std::string negative = text;
   negative.replace(negative.find("\"practices\":3"), 13, "\"practices\":-3");
   EXPECT_EQ(DecodeCharacter(negative).status().code(), StatusCode::kInvalidArgument);
+}
+
+// Skill waits are optional in every version and must be non-negative instants.
+TEST(CharacterState, SkillWaitsAreOptionalAndChecked) {
+  CharacterState none = Sample();
+  none.lag_until_ms = 0;
+  none.cooldowns.clear();
+  std::string text = EncodeCharacter(none);
+  EXPECT_EQ(text.find("cooldowns"), std::string::npos);
+  Result<CharacterState> back = DecodeCharacter(text);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, none);
+  std::string bad = EncodeCharacter(Sample());
+  bad.replace(bad.find("\"recall\":"), 9, "\"recall\":-");
+  EXPECT_EQ(DecodeCharacter(bad).status().code(), StatusCode::kInvalidArgument);
+  std::string wrong = EncodeCharacter(Sample());
+  wrong.replace(wrong.find("\"recall\":"), 9 + 13, "\"recall\":\"soon\"");
+  EXPECT_EQ(DecodeCharacter(wrong).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(CharacterState, RejectsNewerSchemaAndGarbage) {

@@ -138,6 +138,13 @@ void ZoneCore::Die(Actor& victim, Actor* killer) {
   victim.position = Position::kDead;
   ToRoom(room_index, "{r}" + victim.Display() + " is DEAD!{x}", victim.id);
   Send(victim, "{r}You have been KILLED!{x}");
+  if (victim.summoned) {
+    // Called up from nothing, it leaves nothing: no corpse, no coins, no exp, no quest credit,
+    // no death script (which might give). Otherwise summoning and killing would be a farm.
+    ToRoom(room_index, Capitalize(victim.name) + " fades away.", victim.id);
+    RemoveActor(victim);
+    return;
+  }
   if (!victim.is_player && !victim.def->script.empty() && lua_) {
     std::vector<LuaArg> args;
     args.reserve(2);

@@ -854,8 +854,8 @@ void Loader::LoadSkill(const toml::table& t, const std::string& rel, std::set<st
   } else if (skill.mana == 0 && skill.moves == 0) {
     f.Problem("moves", "a skill must cost mana or moves");
   }
-  f.Int("lag_ms", false, 0, 60'000, &skill.lag_ms);
-  f.Int("cooldown_ms", false, 0, 3'600'000, &skill.cooldown_ms);
+  f.Int("lag_ms", false, 0, limits::kSkillLagMsMax, &skill.lag_ms);
+  f.Int("cooldown_ms", false, 0, limits::kSkillCooldownMsMax, &skill.cooldown_ms);
   text.clear();
   f.String("target", true, &text);
   if (!text.empty()) {
@@ -1130,6 +1130,12 @@ void Loader::LoadGame() {
       }
       if (skill_ids.count(entry.skill) == 0) {
         sf.Problem("skill", "unknown skill '" + entry.skill + "'");
+      }
+      // A character may know at most kCharacterSkillsMax skills (a saved state claiming more is
+      // refused at decode): a class teaching more would make characters that cannot load.
+      if (cls.skills.size() == limits::kCharacterSkillsMax) {
+        sf.Problem("skill", "a class may teach at most " +
+                                std::to_string(limits::kCharacterSkillsMax) + " skills");
       }
       cls.skills.push_back(std::move(entry));
     }

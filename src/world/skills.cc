@@ -1,19 +1,17 @@
 // Races, classes, skills and spells: assigning a class on admission, level growth, and using a
 // skill (cost, proficiency, lag, cooldown, the effect). Content is game.toml (docs/content.md).
 //
-// Every roll is drawn from the zone's seeded Random and every wait is counted in the zone's
-// heartbeats, so a fight with spells replays exactly from the zone's seed and clock.
+// Every roll is drawn from the zone's seeded Random and every wait (lag, cooldown, a summon's
+// lifetime) is an absolute instant on the injected Clock, so a fight with spells replays exactly
+// from the zone's seed and clock, and a wait follows the player into any zone and session.
 #include <algorithm>
+#include <chrono>
 
 #include "telos/base/limits.h"
 #include "zone_core.h"
 
 namespace telos::world {
 namespace {
-
-int64_t HeartbeatsFor(int64_t ms) {
-  return (ms + limits::kZoneHeartbeatMs - 1) / limits::kZoneHeartbeatMs;
-}
 
 int Roll(Random& random, const Dice& dice) {
   int total = dice.bonus;
@@ -49,6 +47,15 @@ void ZoneCore::AssignClass(Actor& a, const CharacterState& s) {
     a.quests[id] = std::move(steps);
   }
   a.quests_done.insert(s.quests_done.begin(), s.quests_done.end());
+  // Waits that came with the character, clamped to what the skill allows now: a pack that
+  // shortened a cooldown, or a state from a clock running ahead, cannot lock a skill longer.
+  const int64_t now = NowMs();
+  if (s.lag_until_ms > now) a.lag_until_ms = std::min(s.lag_until_ms, now + limits::kSkillLagMsMax);
+  for (const auto& [id, until_ms] : s.cooldowns) {
+    const SkillDef* skill = game.FindSkill(id);
+    if (skill == nullptr || until_ms <= now) continue;
+    a.cooldown_until_ms[id] = std::min(until_ms, now + skill->cooldown_ms);
+  }
   for (const auto& [id, proficiency] : s.skills) {
     if (game.FindSkill(id) != nullptr) a.skills[id] = proficiency;  // a skill since removed: gone
   }
@@ -121,13 +128,14 @@ bool ZoneCore::UseSkill(Actor& user, const SkillDef& skill, std::string_view arg
     Send(user, "You need to stand up first.");
     return false;
   }
-  if (heartbeats_ < user.lag_until) {
+  const int64_t now = NowMs();
+  if (now < user.lag_until_ms) {
     Send(user, "You are still recovering from your last effort.");
     return false;
   }
-  if (auto ready = user.cooldown_until.find(skill.id);
-      ready != user.cooldown_until.end() && heartbeats_ < ready->second) {
-    int64_t seconds = ((ready->second - heartbeats_) * limits::kZoneHeartbeatMs + 999) / 1000;
+  if (auto ready = user.cooldown_until_ms.find(skill.id);
+      ready != user.cooldown_until_ms.end() && now < ready->second) {
+    int64_t seconds = (ready->second - now + 999) / 1000;
     Send(user, Capitalize(skill.name) + " is not ready yet (" + std::to_string(seconds) +
                    (seconds == 1 ? " second)." : " seconds)."));
     return false;
@@ -215,9 +223,8 @@ bool ZoneCore::UseSkill(Actor& user, const SkillDef& skill, std::string_view arg
     user.moves -= works ? skill.moves : skill.moves / 2;
     MarkDirty(user);
   }
-  user.lag_until = heartbeats_ + HeartbeatsFor(skill.lag_ms);
-  if (skill.cooldown_ms > 0)
-    user.cooldown_until[skill.id] = heartbeats_ + HeartbeatsFor(skill.cooldown_ms);
+  user.lag_until_ms = now + skill.lag_ms;
+  if (skill.cooldown_ms > 0) user.cooldown_until_ms[skill.id] = now + skill.cooldown_ms;
   // Use teaches, failures included; the better one is, the less there is to learn.
   if (user.is_player && proficiency < 100 && random_.Uniform(1, 100) > proficiency) {
     user.skills[skill.id] = proficiency + 1;
@@ -292,15 +299,29 @@ bool ZoneCore::UseSkill(Actor& user, const SkillDef& skill, std::string_view arg
       break;
     }
     case SkillEffect::kSummon: {
-      size_t summoned = 0;
-      for (const auto& [id, actor] : actors_) summoned += actor->summoned ? 1 : 0;
+      // Bounded per summoner (one player cannot take every slot) and over the whole zone.
+      size_t in_zone = 0, own = 0;
+      for (uint64_t id : summons_) {
+        const Actor* summon = FindActor(id);
+        if (summon == nullptr || summon->removed) continue;
+        ++in_zone;
+        own += summon->summoner == user.id ? 1 : 0;
+      }
       const MobDef* def = pack_->FindMob(skill.mob);
-      if (def == nullptr || summoned >= limits::kSummonedMobsPerZoneMax || user.room < 0) {
+      if (def == nullptr || in_zone >= limits::kSummonedMobsPerZoneMax ||
+          own >= limits::kSummonsPerOwnerMax || user.room < 0) {
         Send(user, "Nothing answers your call.");
         break;
       }
       Actor& mob = SpawnMob(*def, user.room, -1);
       mob.summoned = true;
+      mob.summoner = user.id;
+      mob.summon_ends_ms = now + limits::kSummonLifetimeMs;
+      // It brings nothing to lose: what the prototype carries would be loot from thin air.
+      mob.inventory.clear();
+      for (auto& item : mob.equipment) item.reset();
+      mob.gold = 0;
+      summons_.insert(mob.id);
       Send(user, Capitalize(mob.name) + " answers your call.");
       ToRoom(user.room, Capitalize(mob.name) + " appears at " + user.name + "'s call.", user.id);
       if (Actor* enemy = user.fighting != 0 ? FindActor(user.fighting) : nullptr) {
@@ -341,12 +362,38 @@ void ZoneCore::MobCast(Actor& mob) {
   if (!skill->hostile && mob.hp * 2 > mob.max_hp) return;
   if (skill->target == SkillTarget::kObject) return;
   // Quietly skip a spell that is cooling down: a mob says nothing about it.
-  if (heartbeats_ < mob.lag_until) return;
-  if (auto ready = mob.cooldown_until.find(skill->id);
-      ready != mob.cooldown_until.end() && heartbeats_ < ready->second) {
+  const int64_t now = NowMs();
+  if (now < mob.lag_until_ms) return;
+  if (auto ready = mob.cooldown_until_ms.find(skill->id);
+      ready != mob.cooldown_until_ms.end() && now < ready->second) {
     return;
   }
   UseSkill(mob, *skill, "");
+}
+
+void ZoneCore::ExpireSummons() {
+  const int64_t now = NowMs();
+  for (auto it = summons_.begin(); it != summons_.end();) {
+    Actor* summon = FindActor(*it);
+    if (summon == nullptr || summon->removed) {  // killed, or gone another way
+      it = summons_.erase(it);
+      continue;
+    }
+    const Actor* owner = FindActor(summon->summoner);
+    if (now < summon->summon_ends_ms && owner != nullptr && !owner->removed) {
+      ++it;
+      continue;
+    }
+    ToRoom(summon->room, Capitalize(summon->name) + " fades away.", summon->id);
+    RemoveActor(*summon);
+    it = summons_.erase(it);
+  }
+}
+
+int64_t ZoneCore::NowMs() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             deps_.clock->WallNow().time_since_epoch())
+      .count();
 }
 
 }  // namespace telos::world

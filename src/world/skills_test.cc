@@ -131,6 +131,7 @@ mana = 5
 target = "self"
 effect = "teleport"
 to = "lobby:hall"
+cooldown_ms = 60000
 
 [[skills]]
 id = "summon_rat"
@@ -389,6 +390,35 @@ TEST(GameContent, BadContentIsReportedWithFileAndLine) {
                         ": spells of mob 'adept': unknown skill 'meteor'"));
 }
 
+// A class may teach no more skills than a saved character may hold, or its characters would
+// be refused at their next load: the loader says so at the entry past the limit.
+TEST(GameContent, AClassTeachingTooManySkillsIsReportedWithFileAndLine) {
+  std::string text = kGameToml;
+  std::string skills, taught;
+  for (size_t i = 0; i <= limits::kCharacterSkillsMax; ++i) {
+    std::string id = "drill" + std::to_string(i);
+    skills += "\n[[skills]]\nid = \"" + id + "\"\nname = \"" + id +
+              "\"\nkind = \"skill\"\nmoves = 1\ntarget = \"self\"\neffect = \"heal\"\n"
+              "amount = \"1d1\"\n";
+    taught += "\n  [[classes.skills]]\n  skill = \"" + id + "\"\n  level = 1\n";
+  }
+  std::string classes = "\n[[classes]]\nid = \"drillmaster\"\nname = \"Drillmaster\"\n" + taught;
+  text += classes + skills;
+  std::string past = "skill = \"drill" + std::to_string(limits::kCharacterSkillsMax) + "\"";
+  const int line = LineOf(text, past);
+  TempDir dir;
+  WriteGamePack(dir);
+  dir.Write("game.toml", text);
+  std::vector<Problem> problems;
+  Result<Pack> pack = LoadPack(dir.path(), &problems);
+  EXPECT_FALSE(pack.ok());
+  std::string all;
+  for (const Problem& problem : problems) all += problem.ToString() + "\n";
+  EXPECT_THAT(all, HasSubstr("game.toml:" + std::to_string(line) +
+                             ": skill of class 'drillmaster': a class may teach at most " +
+                             std::to_string(limits::kCharacterSkillsMax) + " skills"));
+}
+
 // --- Creation and migration
 
 TEST(Creation, NewCharacterChoosesRaceAndClassInADialogue) {
@@ -574,6 +604,81 @@ TEST(Casting, ProficiencyRisesWithUseAndFailuresHappen) {
   EXPECT_THAT(seen, HasSubstr("You lose your concentration."));
   EXPECT_THAT(seen, HasSubstr("You have become better at shield!"));
   EXPECT_GT(StateOf(world, "alice")->skills.at("shield"), 5);
+}
+
+// A cooldown is an instant the character carries: changing zones (recall itself teleports to
+// another zone) and logging out and in again do not reset it.
+TEST(Casting, CooldownSurvivesAZoneTransferAndARelogin) {
+  TempDir dir;
+  WriteGamePack(dir);
+  TestWorld world(dir.path());
+  world.LoginState(Mage(world, "guild:yard"));
+  world.sink("Alice")->Take();
+  EXPECT_THAT(world.Do("Alice", "cast recall"), HasSubstr("Quiet Hall"));
+  world.Beat(4);
+  ASSERT_EQ(StateOf(world, "alice")->room, (Ref{"lobby", "hall"}));
+  EXPECT_THAT(world.Do("Alice", "cast recall"), HasSubstr("Recall is not ready yet (59 seconds)."));
+
+  world.persistence.saves.clear();
+  world.Do("Alice", "quit");
+  world.Run();
+  ASSERT_FALSE(world.persistence.saves.empty());
+  Result<CharacterState> saved = DecodeCharacter(world.persistence.saves.back().state_json);
+  ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+  world.Beat(4);
+  world.LoginState(*saved);
+  world.sink("Alice")->Take();
+  EXPECT_THAT(world.Do("Alice", "cast recall"), HasSubstr("Recall is not ready yet (58 seconds)."));
+  world.Beat(58 * 4);
+  EXPECT_THAT(world.Do("Alice", "cast recall"), Not(HasSubstr("not ready")));
+}
+
+// How many actors named `name` stand in `room` ("zone:room").
+int CountIn(TestWorld& world, const std::string& room, const std::string& name) {
+  Ref ref = *ParseRef(room, "");
+  int count = 0;
+  auto zone = world.host->FindZone(ref.zone);
+  if (zone == nullptr) return -1;
+  Status status = zone->Inspect([&](const ZoneCore& core) {
+    for (const Actor* actor : core.ActorsIn(ref.id)) count += actor->name == name ? 1 : 0;
+  });
+  world.Run();
+  EXPECT_TRUE(status.ok());
+  return count;
+}
+
+// Summons are bounded per summoner, fade when their time is up or their summoner leaves the
+// zone, and leave no corpse, coins or exp when killed (the rat is worth 150 exp and 7 coins).
+TEST(Effects, SummonsLapseAndLeaveNothing) {
+  TempDir dir;
+  WriteGamePack(dir);
+  TestWorld world(dir.path());
+  world.LoginState(Mage(world, "guild:yard"));
+  world.sink("Alice")->Take();
+  EXPECT_THAT(world.Do("Alice", "cast summon"), HasSubstr("A sewer rat answers your call."));
+  EXPECT_THAT(world.Do("Alice", "cast summon"), HasSubstr("A sewer rat answers your call."));
+  EXPECT_THAT(world.Do("Alice", "cast summon"), HasSubstr("Nothing answers your call."));
+  EXPECT_EQ(CountIn(world, "guild:yard", "a sewer rat"), 2);
+
+  const int64_t exp = StateOf(world, "alice")->exp;
+  world.Do("Alice", "kill rat");
+  std::string fight = BeatUntil(world, "Alice", "is DEAD!", 400);
+  ASSERT_THAT(fight, HasSubstr("A sewer rat is DEAD!"));
+  EXPECT_EQ(StateOf(world, "alice")->exp, exp);
+  EXPECT_THAT(world.Do("Alice", "look"), Not(HasSubstr("corpse")));
+  EXPECT_EQ(CountIn(world, "guild:yard", "a sewer rat"), 1);
+
+  // The other one's time runs out.
+  const int beats = static_cast<int>(limits::kSummonLifetimeMs / limits::kZoneHeartbeatMs) + 8;
+  EXPECT_THAT(BeatUntil(world, "Alice", "A sewer rat fades away.", beats),
+              HasSubstr("A sewer rat fades away."));
+  EXPECT_EQ(CountIn(world, "guild:yard", "a sewer rat"), 0);
+
+  // One whose summoner left the zone fades at once.
+  EXPECT_THAT(world.Do("Alice", "cast summon"), HasSubstr("A sewer rat answers your call."));
+  EXPECT_THAT(world.Do("Alice", "cast recall"), HasSubstr("Quiet Hall"));
+  world.Beat(kAffectPulseHeartbeats);
+  EXPECT_EQ(CountIn(world, "guild:yard", "a sewer rat"), 0);
 }
 
 // --- Effects

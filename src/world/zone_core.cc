@@ -416,6 +416,12 @@ CharacterState ZoneCore::Snapshot(const Actor& a) const {
   s.skills.insert(a.skills.begin(), a.skills.end());
   s.quests.insert(a.quests.begin(), a.quests.end());
   s.quests_done.insert(a.quests_done.begin(), a.quests_done.end());
+  // Only waits still running: the state stays small and bounded by the skills known.
+  const int64_t now = NowMs();
+  if (a.lag_until_ms > now) s.lag_until_ms = a.lag_until_ms;
+  for (const auto& [id, until_ms] : a.cooldown_until_ms) {
+    if (until_ms > now) s.cooldowns[id] = until_ms;
+  }
   return s;
 }
 
@@ -910,6 +916,7 @@ void ZoneCore::Heartbeat() {
   if (lua_) RunMobHeartbeats();
   if (heartbeats_ % kCombatRoundHeartbeats == 0) CombatRound();
   AffectsTick();
+  if (heartbeats_ % kAffectPulseHeartbeats == 0) ExpireSummons();
   if (heartbeats_ % kRegenHeartbeats == 0) RegenTick();
   if (heartbeats_ % kMobActHeartbeats == 0) MobActTick();
   if (heartbeats_ % reset_interval_heartbeats_ == 0) RunResets();

@@ -80,11 +80,17 @@ struct Actor {
   std::vector<Affect> affects;
   int64_t gold = 0;
   int64_t bank = 0;
-  // Skills and spells (skills.cc): a heartbeat count before which the actor may use no skill
-  // (lag), and per skill id the heartbeat before which that skill is not ready (cooldown).
-  int64_t lag_until = 0;
-  std::map<std::string, int64_t, std::less<>> cooldown_until;
-  bool summoned = false;  // a mob brought by a summon: never aggressive, never reset
+  // Skills and spells (skills.cc): the instant (ZoneCore::NowMs) before which the actor may use
+  // no skill (lag), and per skill id the instant before which that skill is not ready
+  // (cooldown). Absolute instants, not heartbeats of this zone, so a player carries them in
+  // CharacterState through zone transfers, handoffs and relogins.
+  int64_t lag_until_ms = 0;
+  std::map<std::string, int64_t, std::less<>> cooldown_until_ms;
+  // A mob brought by a summon: never aggressive, never reset, worth no exp or loot; it fades at
+  // summon_ends_ms or as soon as its summoner (an actor id of this zone) is gone.
+  bool summoned = false;
+  uint64_t summoner = 0;
+  int64_t summon_ends_ms = 0;
 
   // Players only.
   const RaceDef* race = nullptr;  // null in a pack without game.toml
@@ -174,6 +180,9 @@ class ZoneCore final : public ScriptHost {
   Logger& logger() { return *deps_.logger; }
   const CommandRegistry& registry() const { return registry_; }
   int64_t heartbeats() const { return heartbeats_; }
+  // Wall-clock ms since the Unix epoch on the injected Clock: the time line skill waits are
+  // kept on, shared by every process (a monotonic reading has a per-process epoch).
+  int64_t NowMs() const;
 
   Actor* FindActor(uint64_t id);
   Actor* FindPlayerMutable(std::string_view key);
@@ -254,6 +263,8 @@ class ZoneCore final : public ScriptHost {
   void MobCast(Actor& mob);
   // A trainer (kMobTrainer) in the actor's room, or null.
   Actor* TrainerIn(int room);
+  // Summons whose lifetime ended or whose summoner left the zone fade away (each second).
+  void ExpireSummons();
 
   // Quests (quests.cc): progress from what a player does.
   void QuestKill(Actor& player, const MobDef& victim);
@@ -338,6 +349,7 @@ class ZoneCore final : public ScriptHost {
   std::vector<uint64_t> urgent_players_;
   std::map<std::string, FlagValue, std::less<>> flags_;
   std::set<uint64_t> fighters_;  // actors with fighting != 0
+  std::set<uint64_t> summons_;   // summoned mobs; ids of ones since removed are dropped lazily
   std::set<std::string> loaded_scripts_;
   uint64_t next_actor_id_ = 1;
   uint64_t next_item_id_ = 1;

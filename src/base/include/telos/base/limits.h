@@ -351,6 +351,17 @@ inline constexpr size_t kQuestStepsMax = 16;
 // Quests a player may have taken and not finished at once.
 inline constexpr size_t kActiveQuestsMax = 10;
 
+// --- Skill waits and summons (src/world; review fixes)
+// The longest lag and cooldown game.toml may give a skill. A saved wait is also clamped to these
+// on admission, so a state from a skewed clock or a changed pack never locks a skill for longer.
+inline constexpr int64_t kSkillLagMsMax = 60'000;
+inline constexpr int64_t kSkillCooldownMsMax = 3'600'000;
+// How long a summoned mob stays before it fades, and how many one summoner may have at once
+// (kSummonedMobsPerZoneMax still bounds the zone): a summon is a helper for a fight, not a
+// standing army, and it dies with its summoner's presence in the zone.
+inline constexpr int64_t kSummonLifetimeMs = 3 * 60 * 1000;
+inline constexpr size_t kSummonsPerOwnerMax = 2;
+
 // --- Content hot reload (src/world/world_host Reload, src/shard/pack_reload; issue 25 item 6)
 // Lines one player may type while their zone is rebuilt; they are applied once the player is
 // back, and more are dropped with a log line (a rebuild takes one trip through two executors).

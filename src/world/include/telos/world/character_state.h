@@ -25,7 +25,8 @@ namespace telos::world {
 // Bumped whenever the JSON layout changes; decode keeps reading every older version.
 // 2: race, class, practices, trains, skills and may_choose. A version-1 character has no race
 // or class; the zone gives it the pack's defaults on admission and never asks it to choose.
-// 3: quests (progress of those taken) and quests_done; older versions have none.
+// 3: quests (progress of those taken) and quests_done; older versions have none. Optional in
+// any version: lag_until_ms and cooldowns (absent: nothing is waiting).
 inline constexpr int kCharacterSchemaVersion = 3;
 
 struct Stats {
@@ -77,6 +78,12 @@ struct CharacterState {
   // (saves and handoffs to another world) like everything here.
   std::map<std::string, std::vector<int>> quests;
   std::map<std::string, int> quests_done;  // quest id -> times completed
+  // Skill waits, as absolute wall-clock instants (ms since the Unix epoch on the world's Clock)
+  // so they mean the same in any zone, process or shard and after a relogin: no skill before
+  // lag_until_ms, and per skill id none of that skill before its instant. Only waits still
+  // running are kept; 0 / absent: nothing to wait for.
+  int64_t lag_until_ms = 0;
+  std::map<std::string, int64_t> cooldowns;
 
   bool operator==(const CharacterState&) const = default;
 };
