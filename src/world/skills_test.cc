@@ -531,6 +531,29 @@ TEST(Training, PracticeAndTrainNeedATrainerAndSpendPoints) {
   EXPECT_EQ(saved->practices, 0);
 }
 
+// What practice teaches is in the next periodic save (saves do not wait for a "dirty" mark:
+// every player is saved each interval), so a crash after it loses at most one interval.
+TEST(Training, APractisedSkillIsInTheNextPeriodicSave) {
+  TempDir dir;
+  WriteGamePack(dir);
+  TestWorld world(dir.path());
+  CharacterState s = Mage(world, "guild:hall");
+  s.skills.clear();
+  s.practices = 1;
+  world.LoginState(s);
+  world.sink("Alice")->Take();
+  world.persistence.saves.clear();
+  EXPECT_THAT(world.Do("Alice", "practice magic"), HasSubstr("You are 15% skilled."));
+  const int beats = static_cast<int>(limits::kCharacterSaveIntervalMs / limits::kZoneHeartbeatMs);
+  for (int i = 0; i <= beats && world.persistence.saves.empty(); ++i) world.Beat();
+  ASSERT_FALSE(world.persistence.saves.empty());
+  EXPECT_EQ(world.persistence.saves.front().reason, SaveReason::kPeriodic);
+  Result<CharacterState> saved = DecodeCharacter(world.persistence.saves.front().state_json);
+  ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+  EXPECT_EQ(saved->skills.at("magic_missile"), 15);
+  EXPECT_EQ(saved->practices, 0);
+}
+
 // --- Casting, cost, lag, cooldown, proficiency
 
 TEST(Casting, CastCostsManaAndLagsAndStartsAFight) {
