@@ -2,12 +2,15 @@
 
 #include <unistd.h>
 
+#include <boost/json.hpp>
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "director_role.h"
 #include "role_common.h"
 #include "telos/base/clock.h"
+#include "telos/director/director.h"
 #include "telos/directory/cluster_view.h"
 #include "telos/directory/redis_directory.h"
 #include "telos/shard/fleet_comms.h"
@@ -140,6 +143,121 @@ int RunCtlReload(const Config& config) {
     return 1;
   }
   std::printf("every world runs pack %s\n", pack->content_hash.c_str());
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+namespace {
+
+// The directors' settings as `telos director` reads them, or an exit code after one stderr line.
+Result<DirectorRoleSettings> CtlDirectorSettings(const char* verb, const Config& config) {
+  auto redis_url = config.Secret("TELOS_REDIS", "");
+  if (redis_url.ok() && redis_url->empty()) {
+    return Status::InvalidArgument(std::string("TELOS_REDIS (or TELOS_REDIS_FILE): required for ") +
+                                   verb);
+  }
+  return ReadDirectorRoleSettings(config);
+}
+
+}  // namespace
+
+int RunCtlDirectives(const CtlDirectorFlags& flags, const Config& config) {
+  constexpr const char* kVerb = "telos ctl directives";
+  auto settings = CtlDirectorSettings(kVerb, config);
+  if (!settings.ok()) {
+    std::fprintf(stderr, "%s: %s\n", kVerb, settings.status().message().c_str());
+    return kExitConfigError;
+  }
+  SystemClock clock;
+  directory::RedisDirectory dir(*RedisOptionsFromConfig(config), clock);
+  auto view = DirectorViewJson(dir, settings->scope);
+  if (!view.ok()) {
+    std::fprintf(stderr, "%s: cannot read the directory: %s\n", kVerb,
+                 view.status().ToString().c_str());
+    return 1;
+  }
+  if (flags.json) {
+    std::printf("%s\n", boost::json::serialize(*view).c_str());
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
+  const boost::json::value& leader = view->at("leader");
+  std::printf("scope %s: leader %s (epoch %lld)\n", settings->scope.c_str(),
+              leader.is_string() ? leader.as_string().c_str() : "(none)",
+              static_cast<long long>(view->at("epoch").to_number<int64_t>()));
+  const boost::json::array& directives = view->at("directives").as_array();
+  std::printf("%-24s %-20s %-20s %8s %10s\n", "ZONE", "FROM", "TO", "EPOCH", "TTL_MS");
+  for (const boost::json::value& d : directives) {
+    const boost::json::object& o = d.as_object();
+    std::printf("%-24s %-20s %-20s %8lld %10lld\n", o.at("zone").as_string().c_str(),
+                o.at("from").as_string().c_str(), o.at("to").as_string().c_str(),
+                static_cast<long long>(o.at("epoch").to_number<int64_t>()),
+                static_cast<long long>(o.at("ttl_ms").to_number<int64_t>()));
+  }
+  if (directives.empty()) std::printf("(no live directives)\n");
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+int RunCtlRebalance(const CtlDirectorFlags& flags, const Config& config) {
+  constexpr const char* kVerb = "telos ctl rebalance";
+  if (!flags.dry_run) {
+    std::fprintf(stderr, "%s: only --dry-run is supported: the leader director issues the moves\n",
+                 kVerb);
+    return kExitConfigError;
+  }
+  auto settings = CtlDirectorSettings(kVerb, config);
+  if (!settings.ok()) {
+    std::fprintf(stderr, "%s: %s\n", kVerb, settings.status().message().c_str());
+    return kExitConfigError;
+  }
+  auto pack = LoadPackOrReport(settings->content_dir, kVerb);
+  if (!pack) return kExitConfigError;
+  SystemClock clock;
+  directory::RedisDirectory dir(*RedisOptionsFromConfig(config), clock);
+  auto reading = director::ReadAndPlan(dir, settings->options.rebalance, ColocationGroupsOf(*pack),
+                                       ElapsedMs(Instant{}, clock.Now()));
+  if (!reading.ok()) {
+    std::fprintf(stderr, "%s: cannot plan from the directory: %s\n", kVerb,
+                 reading.status().ToString().c_str());
+    return 1;
+  }
+  const director::RebalancePlan& plan = reading->plan;
+  if (flags.json) {
+    boost::json::array moves;
+    for (const director::PlannedMove& move : plan.moves) {
+      boost::json::array zones;
+      for (const std::string& zone : move.zones) zones.push_back(boost::json::value(zone));
+      moves.push_back(boost::json::object{{"zones", std::move(zones)},
+                                          {"from", move.from},
+                                          {"to", move.to},
+                                          {"players", move.players},
+                                          {"cut", move.why.cut},
+                                          {"spread_before", move.why.spread_before},
+                                          {"spread_after", move.why.spread_after},
+                                          {"colocation_group", move.why.colocation_group},
+                                          {"explanation", move.text}});
+    }
+    boost::json::array loads;
+    for (const director::ShardLoadView& load : plan.loads_before) {
+      loads.push_back(boost::json::object{
+          {"shard", load.shard}, {"draining", load.draining}, {"players", load.players}});
+    }
+    std::printf("%s\n", boost::json::serialize(boost::json::object{
+                                                   {"dry_run", true},
+                                                   {"spread_before", plan.spread_before},
+                                                   {"spread_after", plan.spread_after},
+                                                   {"moves_in_flight", plan.moves_in_flight},
+                                                   {"stop", director::PlanStopName(plan.stop)},
+                                                   {"loads", std::move(loads)},
+                                                   {"moves", std::move(moves)},
+                                               })
+                            .c_str());
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
+  std::printf("dry run (nothing issued): %s\n", plan.Describe().c_str());
+  for (const director::ShardLoadView& load : plan.loads_before) {
+    std::printf("  %-24s %8lld players%s\n", load.shard.c_str(),
+                static_cast<long long>(load.players), load.draining ? " (draining)" : "");
+  }
+  for (const director::PlannedMove& move : plan.moves) std::printf("move: %s\n", move.text.c_str());
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
 

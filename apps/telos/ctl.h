@@ -7,6 +7,13 @@
 //   telos ctl reload             content hot reload of every live world onto the pack in
 //                                TELOS_CONTENT_DIR (shard/pack_reload.h); it takes a record in
 //                                the directory (the pack version), not a lease
+//   telos ctl directives [--json]
+//                                the scope's leader director (TELOS_DIRECTOR_SCOPE) and the live
+//                                rebalance directives of every live shard
+//   telos ctl rebalance --dry-run [--json]
+//                                the moves the planner would make now, with their explanations,
+//                                computed from the live directory with the directors' own
+//                                TELOS_DIRECTOR_* settings; issues nothing
 //
 // Settings: TELOS_REDIS (required), TELOS_REDIS_NAMESPACE (the fleet's key prefix, default
 // "telos"), TELOS_CONTENT_DIR (default ./content; the zone list comes from the pack there);
@@ -31,5 +38,12 @@ int RunCtlCluster(const CtlClusterFlags& flags, const Config& config);
 // or an invalid pack (its file:line problems on stderr; nothing is asked); 1 when the reload
 // was refused or failed (NATS or Redis down, a world refused: the reason on stderr).
 int RunCtlReload(const Config& config);
+struct CtlDirectorFlags {
+  bool json = false;
+  bool dry_run = false;  // rebalance: required; only the leader director issues moves
+};
+// Exit codes as RunCtlCluster's.
+int RunCtlDirectives(const CtlDirectorFlags& flags, const Config& config);
+int RunCtlRebalance(const CtlDirectorFlags& flags, const Config& config);
 
 }  // namespace telos::app

@@ -9,6 +9,7 @@
 #include "account_role.h"
 #include "bots.h"
 #include "ctl.h"
+#include "director_role.h"
 #include "gate_role.h"
 #include "keygen.h"
 #include "serve.h"
@@ -108,6 +109,23 @@ int main(int argc, char** argv) {
     exit_code = telos::app::RunGateRole(*settings, config);
   });
 
+  auto* director = app.add_subcommand(
+      "director",
+      "Run a fleet director for TELOS_DIRECTOR_SCOPE (fleet): one leader per scope through the "
+      "Redis directory (TELOS_REDIS) rebalances zones by load and answers draining shards on NATS "
+      "(TELOS_NATS); the others stand by. /metrics, /api/health and /api/cluster on the admin "
+      "listener (TELOS_ADMIN_BIND 127.0.0.1, TELOS_ADMIN_PORT 9095)");
+  director->callback([&exit_code] {
+    const telos::Config config = LoadConfigOrExit();
+    auto settings = telos::app::ReadDirectorRoleSettings(config);
+    if (!settings.ok()) {
+      std::fprintf(stderr, "telos director: %s\n", settings.status().message().c_str());
+      exit_code = telos::kExitConfigError;
+      return;
+    }
+    exit_code = telos::app::RunDirectorRole(*settings, config);
+  });
+
   telos::app::BotsFlags bots_flags;
   auto* bots = app.add_subcommand(
       "bots", "Load-test a server with a swarm of scripted players and report RTT and tick lag");
@@ -187,6 +205,28 @@ int main(int argc, char** argv) {
   ctl_reload->callback([&exit_code] {
     const telos::Config config = LoadConfigOrExit();
     exit_code = telos::app::RunCtlReload(config);
+  });
+
+  telos::app::CtlDirectorFlags ctl_directives_flags;
+  auto* ctl_directives = ctl->add_subcommand(
+      "directives",
+      "The leader director of TELOS_DIRECTOR_SCOPE and the live rebalance directives");
+  ctl_directives->add_flag("--json", ctl_directives_flags.json, "Print one JSON object");
+  ctl_directives->callback([&exit_code, &ctl_directives_flags] {
+    const telos::Config config = LoadConfigOrExit();
+    exit_code = telos::app::RunCtlDirectives(ctl_directives_flags, config);
+  });
+  telos::app::CtlDirectorFlags ctl_rebalance_flags;
+  auto* ctl_rebalance = ctl->add_subcommand(
+      "rebalance",
+      "The moves the rebalance planner would make now, with their explanations (--dry-run: "
+      "computed from the live directory, nothing issued)");
+  ctl_rebalance->add_flag("--dry-run", ctl_rebalance_flags.dry_run,
+                          "Plan only (required: the leader director issues moves)");
+  ctl_rebalance->add_flag("--json", ctl_rebalance_flags.json, "Print one JSON object");
+  ctl_rebalance->callback([&exit_code, &ctl_rebalance_flags] {
+    const telos::Config config = LoadConfigOrExit();
+    exit_code = telos::app::RunCtlRebalance(ctl_rebalance_flags, config);
   });
 
   CLI11_PARSE(app, argc, argv);

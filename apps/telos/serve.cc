@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "director_role.h"
 #include "gate_process.h"
 #include "telos/account/account_desk.h"
 #include "telos/account/account_service.h"
@@ -12,8 +13,10 @@
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
 #include "telos/bus/in_process_bus.h"
+#include "telos/director/director_service.h"
 #include "telos/directory/memory_directory.h"
 #include "telos/shard/store_ports.h"
+#include "telos/store/sqlite_event_log.h"
 #include "telos/store/sqlite_store.h"
 #include "version.h"
 #include "world_process.h"
@@ -105,6 +108,12 @@ int RunServe(const ServeSettings& settings, const Config& config) {
     return 1;
   }
   std::unique_ptr<store::SqliteStore> db = std::move(*opened);
+  // The game-event stream beside the records it is tallied into, in the same file.
+  auto events = store::SqliteEventLog::Open({.path = store_options.path}, clock);
+  if (!events.ok()) {
+    std::fprintf(stderr, "telos serve: %s\n", events.status().ToString().c_str());
+    return 1;
+  }
   directory::MemoryDirectory directory(clock);
   bus::InProcessBus bus(bus::InProcessBus::NewHub());
   // Nothing outside this process verifies what these sign: a key per run is enough.
@@ -134,7 +143,9 @@ int RunServe(const ServeSettings& settings, const Config& config) {
                                            .bus = &bus},
                  .assertion_key = &assertion_key,
                  .handoff_key = &handoff_key,
-                 .mode = "embedded"},
+                 .mode = "embedded",
+                 .events = events->get(),
+                 .records = &db->records()},
       clock, log, metrics);
 }
 
@@ -205,6 +216,22 @@ int RunServeParts(const ServeSettings& settings, ServeParts parts, const Clock& 
                : 1;
   }
 
+  // --- The director, in process on the same backends: it leads its scope alone and tallies the
+  // game events; a fleet runs `telos director` processes instead.
+  std::unique_ptr<director::Director> director;
+  std::unique_ptr<director::DirectorService> director_service;
+  if (parts.events != nullptr) {
+    director::DirectorOptions director_options;
+    director_options.leadership.scope = "fleet";
+    director_options.leadership.candidate = world_settings.shard_id + "-director";
+    director_options.colocation_groups = ColocationGroupsOf(*parts.pack);
+    director = std::make_unique<director::Director>(*parts.backends.directory, clock, log, metrics,
+                                                    director_options, parts.events, parts.records);
+    director_service = std::make_unique<director::DirectorService>(
+        *director, parts.backends.bus, world_settings.subject_prefix, log);
+    director_service->Start();
+  }
+
   // --- Run until a signal.
   StopSignal stop(io, log);
   // The same fleet-wide reload `telos ctl reload` runs, on this process's own backends.
@@ -223,6 +250,7 @@ int RunServeParts(const ServeSettings& settings, ServeParts parts, const Clock& 
   // drain to a peer if there is one, stop every zone (each player is frozen and saved), flush
   // the saves and close the sockets.
   gate.Stop(kShutdownMessage);
+  if (director_service) director_service->Stop();
   const WorldProcess::StopReport report = world.Stop();
   threads.Join();
   log.Info("stopped", {{"players_saved", static_cast<int64_t>(report.players_saved)},

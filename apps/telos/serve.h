@@ -11,6 +11,8 @@
 #include "telos/base/limits.h"
 #include "telos/base/log.h"
 #include "telos/base/status.h"
+#include "telos/bus/durable.h"
+#include "telos/store/records_store.h"
 #include "world_process.h"
 
 namespace telos::app {
@@ -57,6 +59,10 @@ struct ServeParts {
   const auth::SigningKey* assertion_key = nullptr;  // signs logins; the world verifies them
   const auth::SigningKey* handoff_key = nullptr;
   std::string mode;  // "embedded" or "fleet", in /api/health
+  // Embedded only: the in-process director's game-event stream and records (a fleet runs
+  // `telos director` processes instead). Null: no in-process director.
+  bus::DurableStreams* events = nullptr;
+  store::RecordsStore* records = nullptr;
 };
 
 // The whole game in this process on `parts`: threads, the account screens, the world shard and
