@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include "telos/base/limits.h"
+
 namespace telos::shard {
 namespace {
 
@@ -42,9 +44,6 @@ json::array ToArray(const std::vector<std::string>& items) {
   for (const std::string& item : items) out.emplace_back(item);
   return out;
 }
-
-// More problems or zones than a pack can have are not worth carrying.
-constexpr size_t kReloadListMax = 1000;
 
 }  // namespace
 
@@ -116,8 +115,8 @@ ReloadAnswer DecodeReloadAnswer(std::string_view data) {
   out.shard = Field(body, "shard");
   out.running = Field(body, "running");
   out.error = Field(body, "error");
-  out.problems = Strings(body, "problems", kReloadListMax);
-  out.rebuilt = Strings(body, "rebuilt", kReloadListMax);
+  out.problems = Strings(body, "problems", limits::kReloadListMax);
+  out.rebuilt = Strings(body, "rebuilt", limits::kReloadListMax);
   out.players = Count(body, "players");
   out.relocated = Count(body, "relocated");
   if (!out.ok && out.error.empty()) out.error = "the world's answer could not be read";

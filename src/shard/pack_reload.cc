@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 
 #include "telos/base/limits.h"
 #include "telos/world/pack_diff.h"
@@ -89,6 +90,10 @@ void PackReloadAgent::Stop() {
     subscription = std::move(subscription_);
   }
   subscription.reset();  // outside the lock: it waits for a handler in flight
+  // Then for the work those handlers handed to the blocking runner: a check or an apply that
+  // is still to call WorldHost::Reload would otherwise start a rebuild after the caller began
+  // stopping zones.
+  in_flight_->Close();
 }
 
 ReloadAnswer PackReloadAgent::Check(const ReloadRequest& request,
@@ -132,7 +137,12 @@ void PackReloadAgent::Handle(const ReloadRequest& request,
     return;
   }
   // Reading and validating a pack is file I/O: never on the bus's thread.
-  blocking_([this, request, answer = std::move(answer)] {
+  blocking_([this, gate = in_flight_, shard = options_.shard_id, request,
+             answer = std::move(answer)] {
+    const InFlightGate::Pass pass = gate->TryEnter();
+    if (!pass) {  // Stop() has begun (the agent may be gone): touch nothing of it
+      return answer(ReloadAnswer{.ok = false, .shard = shard, .error = "this world is stopping"});
+    }
     std::shared_ptr<const world::Pack> pack;
     ReloadAnswer checked = Check(request, &pack);
     if (!checked.ok || request.op == ReloadRequest::Op::kCheck) {
@@ -144,18 +154,21 @@ void PackReloadAgent::Handle(const ReloadRequest& request,
     log_.Info("reload: applying", {{"from", checked.running}, {"to", pack->content_hash}});
     const std::string hash = pack->content_hash;
     Status reloading =
-        host_.Reload(pack, [this, checked, hash, answer](world::WorldHost::ReloadReport report) {
-          ReloadAnswer done = checked;
-          done.running = hash;
-          done.rebuilt = report.rebuilt;
-          done.players = static_cast<int64_t>(report.players);
-          done.relocated = static_cast<int64_t>(report.relocated);
-          log_.Info("reload: done", {{"hash", hash},
-                                     {"rebuilt", Join(report.rebuilt)},
-                                     {"players", done.players},
-                                     {"relocated", done.relocated}});
-          answer(std::move(done));
-        });
+        // The rebuild may finish after Stop() (the host's zones run it): only the logger,
+        // which outlives the agent, is used then.
+        host_.Reload(pack,
+                     [&log = log_, checked, hash, answer](world::WorldHost::ReloadReport report) {
+                       ReloadAnswer done = checked;
+                       done.running = hash;
+                       done.rebuilt = report.rebuilt;
+                       done.players = static_cast<int64_t>(report.players);
+                       done.relocated = static_cast<int64_t>(report.relocated);
+                       log.Info("reload: done", {{"hash", hash},
+                                                 {"rebuilt", Join(report.rebuilt)},
+                                                 {"players", done.players},
+                                                 {"relocated", done.relocated}});
+                       answer(std::move(done));
+                     });
     if (!reloading.ok()) {
       checked.ok = false;
       checked.error = reloading.message();
@@ -291,18 +304,48 @@ FleetReloadReport ReloadFleet(bus::Bus& bus, directory::Directory& directory,
                                       {"to", pack.content_hash},
                                       {"worlds", static_cast<int64_t>(shards->size())}});
 
-  // 3. Every world applies; then the new pack alone is the fleet's.
-  const std::vector<ReloadAnswer> applied =
-      AskAll(bus, *shards, subject_prefix, {ReloadRequest::Op::kApply, pack.content_hash},
-             limits::kReloadApplyTimeoutMs);
+  // 3. Every world applies. A world that joined meanwhile (on the old pack, accepted while the
+  // directory names both) is asked too: the shards are listed again after each round, and the
+  // new pack alone is recorded only once every live world said it runs it — else that world
+  // would keep the old pack and every world booting later would be refused.
+  std::map<std::string, ReloadAnswer> answered;  // by shard id
+  std::vector<directory::ShardInfo> to_ask = *shards;
   size_t failed = 0;
-  for (const ReloadAnswer& answer : applied) {
-    Describe(answer, true, &report.lines);
-    if (!answer.ok) ++failed;
+  for (size_t round = 0; !to_ask.empty(); ++round) {
+    if (round > limits::kReloadJoinRoundsMax ||
+        answered.size() + to_ask.size() > limits::kReloadShardsMax) {
+      report.status = Status::Internal(
+          "worlds kept joining while pack " + pack.content_hash +
+          " was applied; the directory still records the reload as under way (both packs "
+          "accepted): reload again");
+      return report;
+    }
+    const std::vector<ReloadAnswer> applied =
+        AskAll(bus, to_ask, subject_prefix, {ReloadRequest::Op::kApply, pack.content_hash},
+               limits::kReloadApplyTimeoutMs);
+    for (size_t i = 0; i < applied.size(); ++i) {
+      const ReloadAnswer& answer = applied[i];
+      Describe(answer, true, &report.lines);
+      if (!answer.ok || answer.running != pack.content_hash) ++failed;
+      answered[to_ask[i].id] = answer;
+    }
+    auto live = directory.ListShards();
+    if (!live.ok()) {
+      report.status = Status::Internal(
+          "cannot list the worlds to confirm they all run pack " + pack.content_hash + " (" +
+          live.status().ToString() +
+          "); the directory still records the reload as under way (both packs accepted): "
+          "reload again");
+      return report;
+    }
+    to_ask.clear();
+    for (directory::ShardInfo& shard : *live) {
+      if (!shard.endpoint.empty() && answered.count(shard.id) == 0) to_ask.push_back(shard);
+    }
   }
   if (failed > 0) {
     report.status = Status::Internal(
-        std::to_string(failed) + " of " + std::to_string(applied.size()) +
+        std::to_string(failed) + " of " + std::to_string(answered.size()) +
         " world(s) did not apply pack " + pack.content_hash +
         "; the directory still records the reload as under way (both packs accepted): fix "
         "them and reload again");

@@ -162,7 +162,9 @@ struct Env {
 // One world: its content folder, host, bus client and reload agent.
 class World {
  public:
-  World(Env& env, const std::string& id) : executor(env.clock), bus(env.hub) {
+  // `registered`: in the directory at once (else once Register() is called).
+  World(Env& env, const std::string& id, bool registered = true)
+      : id_(id), executor(env.clock), bus(env.hub) {
     world::ZoneDeps deps;
     deps.clock = &env.clock;
     deps.logger = &env.log;
@@ -188,7 +190,10 @@ class World {
         },
         env.log);
     RELEASE_ASSERT(agent->Start().ok(), "agent subscribes");
-    RELEASE_ASSERT(env.directory.RegisterShard(id, "inproc:" + id, 60'000).ok(), "registered");
+    if (registered) Register(env);
+  }
+  void Register(Env& env) {
+    RELEASE_ASSERT(env.directory.RegisterShard(id_, "inproc:" + id_, 60'000).ok(), "registered");
   }
   ~World() {
     agent->Stop();
@@ -210,6 +215,7 @@ class World {
   std::atomic<bool> refusal{false};
 
  private:
+  std::string id_;
   Metrics metrics_;
   NoPersistence persistence_;
   EmptyMail mail_;
@@ -233,14 +239,18 @@ class PackReloadFleetTest : public ::testing::Test {
   }
 
   // Runs the coordinator on its own thread, pumping both worlds' zones until it answers.
-  FleetReloadReport Reload(const world::Pack& pack) {
+  // `before_pump` (if set) runs first in each round and says whether to pump in that round.
+  FleetReloadReport Reload(const world::Pack& pack,
+                           const std::function<bool()>& before_pump = nullptr) {
     auto future = std::async(std::launch::async, [&] {
       return ReloadFleet(ctl_bus_, env_.directory, pack, kPrefix, env_.log);
     });
     const auto deadline = std::chrono::steady_clock::now() + kWait;
     while (future.wait_for(std::chrono::milliseconds(1)) != std::future_status::ready) {
-      a_.executor.RunReady();
-      b_.executor.RunReady();
+      if (!before_pump || before_pump()) {
+        a_.executor.RunReady();
+        b_.executor.RunReady();
+      }
       if (std::chrono::steady_clock::now() > deadline) {
         ADD_FAILURE() << "the reload did not finish";
         break;
@@ -292,6 +302,42 @@ TEST_F(PackReloadFleetTest, EveryWorldReloadsAndThePackVersionIsRecorded) {
   EXPECT_EQ(PackRefusal(old_hash, directory::PackVersion{next->content_hash, old_hash},
                         {next->content_hash}, false),
             "");
+}
+
+TEST_F(PackReloadFleetTest, AWorldJoiningMidReloadIsReloadedToo) {
+  // World C boots on the old pack (accepted mid-reload) once the directory records the reload
+  // as under way; its disk already has the new pack, as every world's must.
+  World c(env_, "world-c", /*registered=*/false);
+  auto carol = c.Login("Carol", "town:square");
+  PackDir edited;
+  edited.Write("zones/town.toml", EditedTown());
+  WriteEverywhere("zones/town.toml", EditedTown());
+  c.content.Write("zones/town.toml", EditedTown());
+  const auto next = edited.Load();
+  ASSERT_NE(c.host->pack()->content_hash, next->content_hash);
+
+  bool joined = false;
+  const FleetReloadReport report = Reload(*next, [&] {
+    if (!joined) {
+      // Nothing of the apply can finish before the worlds are pumped: C joins while the
+      // coordinator waits for the answers of the worlds it listed first.
+      auto version = env_.directory.ReadPackVersion();
+      if (!version.ok() || !version->has_value() || !(*version)->reloading()) return false;
+      c.Register(env_);
+      joined = true;
+    }
+    c.executor.RunReady();
+    return true;
+  });
+  EXPECT_TRUE(joined);
+  ASSERT_TRUE(report.status.ok()) << report.status.ToString() << "\n" << Lines(report);
+  EXPECT_EQ(c.host->pack()->content_hash, next->content_hash);
+  EXPECT_THAT(Lines(report), HasSubstr("world-c: now runs"));
+  auto version = env_.directory.ReadPackVersion();
+  ASSERT_TRUE(version.ok() && version->has_value());
+  EXPECT_EQ(**version, (directory::PackVersion{next->content_hash, ""}));
+  EXPECT_FALSE(carol->disconnected());
+  EXPECT_EQ(c.host->ZoneOf("Carol"), "town");
 }
 
 TEST_F(PackReloadFleetTest, ABadPackOnOneWorldIsRefusedWithItsProblemsAndNothingChanges) {

@@ -310,5 +310,110 @@ TEST_F(PackReloadTest, ZonesNotRunningHereStartFromTheNewPack) {
   EXPECT_THAT(world_->Do("Alice", "look"), HasSubstr("The forge is cold."));
 }
 
+// The town, with the forge's description changed: a reload rebuilds the town alone.
+std::function<void(const TempDir&, std::map<std::string, std::string>&)> ColdForge() {
+  return [](const TempDir&, std::map<std::string, std::string>& files) {
+    files["zones/town.toml"] =
+        ReplaceOnce(files["zones/town.toml"], "Heat rolls off the forge.", "The forge is cold.");
+  };
+}
+
+TEST_F(PackReloadTest, AZoneStoppedDuringItsRebuildHandsOverEveryPlayer) {
+  auto alice = world_->Login("Alice", "town:smithy");
+  alice->Take();
+  auto next = Edited(ColdForge());
+  ASSERT_NE(next, nullptr);
+  std::optional<WorldHost::ReloadReport> report;
+  ASSERT_TRUE(world_->host->Reload(next, [&](WorldHost::ReloadReport r) { report = r; }).ok());
+  // A drain (or a lost lease) stops the zone before the old one has let go of Alice.
+  std::optional<std::vector<PlayerTransfer>> stopped;
+  ASSERT_TRUE(
+      world_->host
+          ->StopZone("town",
+                     [&](std::vector<PlayerTransfer> players) { stopped = std::move(players); })
+          .ok());
+  world_->Run();
+  ASSERT_TRUE(report.has_value());
+  EXPECT_EQ(report->relocated, 0u);
+  ASSERT_TRUE(stopped.has_value()) << "the stop never finished";
+  std::vector<std::string> names;
+  for (const PlayerTransfer& player : *stopped) names.push_back(player.state.name);
+  EXPECT_THAT(names, ElementsAre("Alice"));
+  ASSERT_EQ(stopped->size(), 1u);
+  EXPECT_EQ((*stopped)[0].state.room.ToString(), "town:smithy");
+  EXPECT_EQ(world_->host->ZoneOf("Alice"), std::nullopt);
+  EXPECT_EQ(world_->host->FindZone("town"), nullptr);
+  EXPECT_FALSE(alice->disconnected);
+  EXPECT_THAT(world_->host->RunningZones(), ElementsAre("lobby"));
+}
+
+TEST_F(PackReloadTest, NoReloadStartsOnceTheHostIsStopping) {
+  world_->host->RefuseReloads();
+  auto next = Edited(ColdForge());
+  ASSERT_NE(next, nullptr);
+  auto town = world_->host->FindZone("town");
+  bool called = false;
+  const Status s = world_->host->Reload(next, [&](WorldHost::ReloadReport) { called = true; });
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+  world_->Run();
+  EXPECT_FALSE(called);
+  EXPECT_EQ(world_->host->FindZone("town"), town);
+  EXPECT_NE(world_->host->pack(), next);
+}
+
+TEST_F(PackReloadTest, APlayerRemovedDuringTheRebuildIsGone) {
+  world_->Login("Alice", "town:smithy");
+  world_->Login("Bob", "town:square");
+  auto next = Edited(ColdForge());
+  ASSERT_NE(next, nullptr);
+  bool reloaded = false;
+  ASSERT_TRUE(world_->host->Reload(next, [&](WorldHost::ReloadReport) { reloaded = true; }).ok());
+  // Alice's connection goes, Bob is handed off (a drain), both before the old zone lets go.
+  bool removed = false;
+  std::optional<std::string> zone_when_removed = "unset";
+  world_->host->RemovePlayer("Alice", [&] {
+    removed = true;
+    zone_when_removed = world_->host->ZoneOf("Alice");
+  });
+  std::optional<Result<PlayerTransfer>> bob;
+  ASSERT_TRUE(world_->host->FreezePlayer("Bob", [&](Result<PlayerTransfer> t) { bob = t; }).ok());
+  world_->Run();
+  EXPECT_TRUE(reloaded);
+  EXPECT_TRUE(removed);
+  EXPECT_EQ(zone_when_removed, std::nullopt);
+  EXPECT_EQ(world_->host->ZoneOf("Alice"), std::nullopt);
+  ASSERT_TRUE(bob.has_value());
+  ASSERT_TRUE(bob->ok()) << bob->status().ToString();
+  EXPECT_EQ((*bob)->state.name, "Bob");
+  EXPECT_EQ(world_->host->ZoneOf("Bob"), std::nullopt);
+  EXPECT_EQ(world_->host->online_count(), 0u);
+  auto town = world_->host->FindZone("town");
+  ASSERT_NE(town, nullptr);
+  size_t in_town = 99;
+  ASSERT_TRUE(town->Inspect([&](const ZoneCore& core) { in_town = core.player_count(); }).ok());
+  world_->Run();
+  EXPECT_EQ(in_town, 0u);
+  // No ghost: she logs in again.
+  world_->Login("Alice", "town:smithy");
+  EXPECT_EQ(world_->host->ZoneOf("Alice"), "town");
+}
+
+TEST_F(PackReloadTest, TellsAndNoticesDuringTheRebuildArrive) {
+  auto alice = world_->Login("Alice", "town:smithy");
+  world_->Login("Bob", "lobby:hall");
+  alice->Take();
+  auto next = Edited(ColdForge());
+  ASSERT_NE(next, nullptr);
+  ASSERT_TRUE(world_->host->Reload(next, [](WorldHost::ReloadReport) {}).ok());
+  ASSERT_TRUE(world_->host->Notify("alice", "A letter has come for you.").ok());
+  std::string display;
+  ASSERT_TRUE(world_->host->DeliverTell("Carol", "alice", "meet me at the well", &display).ok());
+  EXPECT_EQ(display, "Alice");
+  world_->Run();
+  const std::string seen = alice->Take();
+  EXPECT_THAT(seen, HasSubstr("A letter has come for you."));
+  EXPECT_THAT(seen, HasSubstr("meet me at the well"));
+}
+
 }  // namespace
 }  // namespace telos::world

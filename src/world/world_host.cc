@@ -86,9 +86,23 @@ Status WorldHost::StopZone(const std::string& zone_id,
     std::lock_guard<std::mutex> lock(mu_);
     auto it = zones_.find(zone_id);
     if (it == zones_.end()) return Status::NotFound("zone not running: " + zone_id);
+    if (auto rebuild = reloading_.find(zone_id); rebuild != reloading_.end()) {
+      // The old zone still holds the players and the rebuilt one does not yet: stopping either
+      // now would lose them (the old zone's go back into a closed zone). The stop runs once
+      // they are back (ReadmitAfterReload), so `done` gets every one.
+      if (rebuild->second.stop) return Status::NotFound("zone already stopping: " + zone_id);
+      rebuild->second.stop = std::move(done);
+      return Status::Ok();
+    }
     zone = it->second;
     zones_.erase(it);
   }
+  StopRemoved(zone, std::move(done));
+  return Status::Ok();
+}
+
+void WorldHost::StopRemoved(const std::shared_ptr<Zone>& zone,
+                            std::function<void(std::vector<PlayerTransfer>)> done) {
   zone->Stop([this, done = std::move(done)](std::vector<PlayerTransfer> players) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -96,7 +110,6 @@ Status WorldHost::StopZone(const std::string& zone_id,
     }
     done(std::move(players));
   });
-  return Status::Ok();
 }
 
 size_t WorldHost::StopAllZones(std::chrono::milliseconds timeout,
@@ -106,6 +119,7 @@ size_t WorldHost::StopAllZones(std::chrono::milliseconds timeout,
     std::condition_variable cv;
     size_t left = 0;
   };
+  RefuseReloads();  // a reload starting now would rebuild zones this is stopping
   auto waiter = std::make_shared<Waiter>();  // outlives a zone that finishes after the timeout
   for (const auto& zone_id : RunningZones()) {
     std::lock_guard lock(waiter->mu);
@@ -220,16 +234,39 @@ Status WorldHost::FreezePlayer(const std::string& name,
   std::string key = NameKey(name);
   auto it = roster_.find(key);
   if (it == roster_.end()) return Status::NotFound(name + " is not online");
+  HeldOp op{.kind = HeldOp::Kind::kFreeze, .freeze_done = ForgetOnFreeze(key, std::move(done))};
+  // Mid-rebuild the rebuilt zone does not hold the player yet: the freeze waits for them.
+  if (Status held; HoldDuringReloadLocked(key, op, &held)) return held;
   auto zone = zones_.find(it->second.zone);
   if (zone == zones_.end()) return Status::Unavailable("zone not running: " + it->second.zone);
-  return zone->second->Freeze(key,
-                              [this, key, done = std::move(done)](Result<PlayerTransfer> transfer) {
-                                if (transfer.ok()) {
-                                  std::lock_guard<std::mutex> inner(mu_);
-                                  roster_.erase(key);
-                                }
-                                done(std::move(transfer));
-                              });
+  return zone->second->Freeze(key, std::move(op.freeze_done));
+}
+
+std::function<void(Result<PlayerTransfer>)> WorldHost::ForgetOnFreeze(
+    const std::string& name_key, std::function<void(Result<PlayerTransfer>)> done) {
+  return [this, name_key, done = std::move(done)](Result<PlayerTransfer> transfer) {
+    if (transfer.ok()) {
+      std::lock_guard<std::mutex> inner(mu_);
+      roster_.erase(name_key);
+    }
+    done(std::move(transfer));
+  };
+}
+
+bool WorldHost::HoldDuringReloadLocked(const std::string& name_key, HeldOp& op, Status* status) {
+  auto player = roster_.find(name_key);
+  if (player == roster_.end()) return false;
+  auto rebuild = reloading_.find(player->second.zone);
+  if (rebuild == reloading_.end()) return false;
+  std::vector<HeldOp>& held = rebuild->second.held[name_key];
+  // A freeze is never refused (its caller waits on it, one per caller); the rest is bounded.
+  if (op.kind != HeldOp::Kind::kFreeze && held.size() >= limits::kReloadHeldLinesMax) {
+    *status = Status::ResourceExhausted("too much held for " + name_key + " during a reload");
+    return true;
+  }
+  held.push_back(std::move(op));
+  *status = Status::Ok();
+  return true;
 }
 
 std::optional<std::string> WorldHost::ZoneOf(const std::string& name) const {
@@ -296,6 +333,8 @@ Status WorldHost::DeliverTell(const std::string& from, const std::string& to_key
   auto target = roster_.find(to_key);
   if (target == roster_.end()) return Status::NotFound("not online here");
   *display_name = target->second.name;
+  HeldOp op{.kind = HeldOp::Kind::kTell, .from = from, .text = text};
+  if (Status held; HoldDuringReloadLocked(to_key, op, &held)) return held;
   auto zone = zones_.find(target->second.zone);
   if (zone == zones_.end()) return Status::Unavailable("in transit");
   return zone->second->DeliverTell(from, target->first, text);
@@ -305,6 +344,8 @@ Status WorldHost::Notify(const std::string& name_key, const std::string& text) {
   std::lock_guard<std::mutex> lock(mu_);
   auto player = roster_.find(name_key);
   if (player == roster_.end()) return Status::NotFound("not online here");
+  HeldOp op{.kind = HeldOp::Kind::kNotice, .text = text};
+  if (Status held; HoldDuringReloadLocked(name_key, op, &held)) return held;
   auto zone = zones_.find(player->second.zone);
   if (zone == zones_.end()) return Status::Unavailable("in transit");
   return zone->second->DeliverNotice(name_key, text);
@@ -347,18 +388,17 @@ void WorldHost::Forward(const std::string& name_key, std::string line, int hops)
   std::lock_guard<std::mutex> lock(mu_);
   auto it = roster_.find(name_key);
   if (it == roster_.end()) return;
-  if (auto reloading = reloading_.find(it->second.zone); reloading != reloading_.end()) {
-    // The player's zone is being rebuilt and they are not back in it yet: keep the line for
-    // when they are, rather than bouncing it until it is dropped.
-    std::vector<std::string>& held = reloading->second[name_key];
-    if (held.size() < limits::kReloadHeldLinesMax) {
-      held.push_back(std::move(line));
-    } else {
+  // The player's zone is being rebuilt and they are not back in it yet: keep the line for
+  // when they are, rather than bouncing it until it is dropped.
+  HeldOp op{.kind = HeldOp::Kind::kLine, .text = std::move(line)};
+  if (Status held; HoldDuringReloadLocked(name_key, op, &held)) {
+    if (!held.ok()) {
       deps_.logger->Warn("command dropped: too many lines held during a reload",
                          {{"player", name_key}, {"zone", it->second.zone}});
     }
     return;
   }
+  line = std::move(op.text);
   if (hops >= static_cast<int>(limits::kRouteHopsMax)) {
     deps_.logger->Warn("command dropped after re-routing", {{"player", name_key}});
     return;
@@ -401,21 +441,49 @@ Status WorldHost::Reload(std::shared_ptr<const Pack> next, std::function<void(Re
   pending->done = std::move(done);
   // Old zone -> its replacement, for the zones rebuilt here.
   std::vector<std::pair<std::shared_ptr<Zone>, std::shared_ptr<Zone>>> swaps;
+  std::vector<std::string> changed;
+  std::map<std::string, std::shared_ptr<Executor>> to_build;  // running changed zone -> executor
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!reloading_.empty()) {
+    if (reloads_refused_) {
+      return Status::Unavailable("this world is stopping: no content reload now");
+    }
+    if (!reloading_.empty() || building_) {
       return Status::Unavailable("a content reload is still rebuilding zones here");
     }
     Result<PackDiff> diff = DiffPacks(*pack_, *next);
     if (!diff.ok()) return diff.status();
+    changed = diff->changed_zones;
+    for (const std::string& zone_id : changed) {
+      if (zones_.count(zone_id) != 0) to_build[zone_id] = executors_(zone_id);
+    }
+    building_ = true;  // pack_ stays as it is until the swap below: no other reload meanwhile
+  }
+  // Making a zone (rooms, mobs, a Lua VM running its scripts, a first reset) takes a while: out
+  // of the lock, so that routing, logins and input for every zone go on meanwhile.
+  std::map<std::string, std::shared_ptr<Zone>> built;
+  for (auto& [zone_id, executor] : to_build) {
+    built[zone_id] = Zone::Create(next, zone_id, MixSeed(seed_, zone_id), deps_, executor);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    building_ = false;
+    if (reloads_refused_) {
+      // A stop began while the zones were built: it stops the zones running now; the ones
+      // built (never started) are dropped and nothing changed.
+      return Status::Unavailable("this world began stopping during the reload; nothing changed");
+    }
     pack_ = next;
-    for (const std::string& zone_id : diff->changed_zones) {
+    for (const std::string& zone_id : changed) {
       auto it = zones_.find(zone_id);
       if (it == zones_.end()) continue;  // not hosted here: it starts from `next` when it does
+      std::shared_ptr<Zone>& rebuilt = built[zone_id];
+      if (rebuilt == nullptr) {
+        // Started (from the old pack) while the others were built: built here, the rare case.
+        rebuilt = Zone::Create(next, zone_id, MixSeed(seed_, zone_id), deps_, executors_(zone_id));
+      }
       // The replacement takes the old one's place at once: from here on, input, tells and
-      // arrivals for the zone reach the new zone, and lines of players not yet back are held.
-      std::shared_ptr<Zone> rebuilt =
-          Zone::Create(next, zone_id, MixSeed(seed_, zone_id), deps_, executors_(zone_id));
+      // arrivals for the zone reach the new zone, and what reaches players not yet back is held.
       reloading_[zone_id];
       swaps.emplace_back(it->second, rebuilt);
       it->second = rebuilt;
@@ -449,21 +517,30 @@ Status WorldHost::Reload(std::shared_ptr<const Pack> next, std::function<void(Re
   return Status::Ok();
 }
 
+void WorldHost::RefuseReloads() {
+  std::lock_guard<std::mutex> lock(mu_);
+  reloads_refused_ = true;
+}
+
 void WorldHost::ReadmitAfterReload(const std::string& zone_id, const std::shared_ptr<Zone>& zone,
                                    std::vector<PlayerTransfer> players, ReloadReport* report) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto held = std::move(reloading_[zone_id]);
-  reloading_.erase(zone_id);
-  for (PlayerTransfer& player : players) {
-    const std::string key = NameKey(player.state.name);
-    ++report->players;
-    if (pack_->FindRoom(player.state.room) == nullptr) {
-      // The zone places an unknown room at its start room; the player is told why.
-      ++report->relocated;
-      player.arrival.emplace_back(kRoomGoneLine);
-    }
-    Status admitted = zone->TryAdmit(player);
-    if (!admitted.ok()) {
+  std::vector<std::function<void()>> after;  // freezes that found nobody: run without mu_
+  std::function<void(std::vector<PlayerTransfer>)> stop;
+  std::shared_ptr<Zone> to_stop;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Rebuild rebuild = std::move(reloading_[zone_id]);
+    reloading_.erase(zone_id);
+    for (PlayerTransfer& player : players) {
+      const std::string key = NameKey(player.state.name);
+      ++report->players;
+      if (pack_->FindRoom(player.state.room) == nullptr) {
+        // The zone places an unknown room at its start room; the player is told why.
+        ++report->relocated;
+        player.arrival.emplace_back(kRoomGoneLine);
+      }
+      Status admitted = zone->TryAdmit(player);
+      if (admitted.ok()) continue;
       // The new zone's inbox is full: the player was saved when frozen; put them wherever the
       // host can (the start room) rather than lose them.
       deps_.logger->Warn("reload: rebuilt zone refused a player; trying the start room",
@@ -475,10 +552,53 @@ void WorldHost::ReadmitAfterReload(const std::string& zone_id, const std::shared
         roster_.erase(key);
         if (fleet_ != nullptr) fleet_->Quit(key, zone_id);
       }
-      continue;
     }
-    if (auto lines = held.find(key); lines != held.end()) {
-      for (std::string& line : lines->second) (void)zone->Command(key, std::move(line));
+    // What reached them meanwhile goes, in order, after their admission to wherever they are
+    // now (the rebuilt zone, a start room elsewhere, or a zone they walked into meanwhile).
+    for (auto& [key, ops] : rebuild.held) {
+      std::shared_ptr<Zone> target;
+      if (auto player = roster_.find(key); player != roster_.end()) {
+        if (auto running = zones_.find(player->second.zone); running != zones_.end()) {
+          target = running->second;
+        }
+      }
+      for (HeldOp& op : ops) {
+        Status applied = Status::NotFound(key + " is not online");
+        switch (op.kind) {
+          case HeldOp::Kind::kLine:
+            if (target) applied = target->Command(key, std::move(op.text));
+            break;
+          case HeldOp::Kind::kTell:
+            if (target) applied = target->DeliverTell(op.from, key, op.text);
+            break;
+          case HeldOp::Kind::kNotice:
+            if (target) applied = target->DeliverNotice(key, op.text);
+            break;
+          case HeldOp::Kind::kFreeze:
+            if (target) applied = target->Freeze(key, op.freeze_done);
+            if (!applied.ok()) {
+              after.push_back([done = std::move(op.freeze_done), applied] { done(applied); });
+            }
+            break;
+        }
+      }
+    }
+    if (rebuild.stop) {
+      // A stop asked for during the rebuild: the players are in the rebuilt zone's inbox now,
+      // and the zone's stop applies its inbox before it freezes everyone.
+      stop = std::move(rebuild.stop);
+      if (auto running = zones_.find(zone_id); running != zones_.end() && running->second == zone) {
+        to_stop = zone;
+        zones_.erase(running);
+      }
+    }
+  }
+  for (std::function<void()>& fail : after) fail();
+  if (stop) {
+    if (to_stop) {
+      StopRemoved(to_stop, std::move(stop));
+    } else {
+      stop({});
     }
   }
   deps_.logger->Info("reload: zone rebuilt",

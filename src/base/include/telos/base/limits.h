@@ -372,6 +372,13 @@ inline constexpr int64_t kReloadCheckTimeoutMs = 20'000;
 inline constexpr int64_t kReloadApplyTimeoutMs = 30'000;
 // Worlds one reload asks; more live shards than this and the reload is refused.
 inline constexpr size_t kReloadShardsMax = 256;
+// Times the coordinator lists the live worlds again after an apply round, to apply the new
+// pack to worlds that joined meanwhile (on the old pack) before it records the new pack alone;
+// worlds still joining after the last round leave the fleet recorded as mid-reload.
+inline constexpr size_t kReloadJoinRoundsMax = 3;
+// Entries of one list in a reload answer (a world's pack problems, the zones it rebuilt) that
+// a coordinator decodes; the rest is dropped.
+inline constexpr size_t kReloadListMax = 1000;
 
 // --- Telemetry (src/telemetry): the OTLP export's bounds on the standard OTEL_* variables.
 // Faster than every 100 ms a process would spend its time serialising its metrics.

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "telos/base/blocking.h"
+#include "telos/base/in_flight_gate.h"
 #include "telos/base/log.h"
 #include "telos/base/status.h"
 #include "telos/bus/bus.h"
@@ -73,7 +74,10 @@ class PackReloadAgent {
 
   // Subscribes. Works while the bus is down (the subscription takes effect on reconnect).
   Status Start();
-  // Unsubscribes; a request in flight still gets its answer.
+  // Unsubscribes and waits for the work already handed to the blocking runner, so once it
+  // returns no reload starts here (one that started before is the host's: WorldHost::StopZone
+  // waits for its rebuild). A request in flight still gets its answer; one whose work had not
+  // started is refused. REQUIRES: not called on the blocking runner.
   void Stop();
 
   // One request, as if it came off the bus; `answer` gets the reply (any thread, once).
@@ -90,6 +94,8 @@ class PackReloadAgent {
   Logger& log_;
   std::mutex mu_;  // guards subscription_ only
   std::unique_ptr<bus::Subscription> subscription_;
+  // Held by the blocking work of each request: Stop() waits for it.
+  std::shared_ptr<InFlightGate> in_flight_ = InFlightGate::Make();
 };
 
 // What a fleet reload did: the verdict, and one line (or more) per world saying what it said.

@@ -79,13 +79,15 @@ class WorldHost final : private ZoneRouter {
   Status StartZone(const std::string& zone_id);
   Status StartAllZones();
   // Players still inside are frozen and handed to `done` (they stay in the roster as "in
-  // transit" only if the caller admits them again).
+  // transit" only if the caller admits them again). A zone a reload is rebuilding stops once
+  // its players are back in the rebuilt zone, so `done` gets every one of them.
   Status StopZone(const std::string& zone_id,
                   std::function<void(std::vector<PlayerTransfer>)> done);
   std::vector<std::string> RunningZones() const;
-  // Stops every running zone and waits up to `timeout` for them; each zone's frozen players go
-  // to `frozen` (may be null) on that zone's executor. Returns how many zones did not finish
-  // in time (0: all stopped). Blocks: for shutdown paths, never on an executor.
+  // Stops every running zone (refusing reloads from then on) and waits up to `timeout` for them;
+  // each zone's frozen players go to `frozen` (may be null) on that zone's executor. Returns how
+  // many zones did not finish in time (0: all stopped). Blocks: for shutdown paths, never on an
+  // executor.
   size_t StopAllZones(std::chrono::milliseconds timeout,
                       std::function<void(std::vector<PlayerTransfer>)> frozen);
   // The pack the host runs now (a reload replaces it; hold the pointer while reading).
@@ -107,9 +109,17 @@ class WorldHost final : private ZoneRouter {
   // zones keep running untouched (with the pack they started from); zones started later start
   // from `next`. `done` runs once with what was done: on a zone executor once the last rebuilt
   // zone has admitted its players, or inline when nothing runs here that changed.
+  // While a zone is rebuilt, what reaches its players that the new zone cannot take yet — input
+  // lines, tells, notices, freezes (so RemovePlayer) — is held and applied in order once they
+  // are back; a StopZone waits for that too. The new zones are made outside the host's lock
+  // (routing goes on meanwhile) and swapped in under it.
   // FailedPrecondition when DiffPacks refuses the pair (zones added or removed), Unavailable
-  // while an earlier reload is still rebuilding; nothing changes then and `done` is not called.
+  // while an earlier reload is still rebuilding or once RefuseReloads (or StopAllZones) was
+  // called; nothing changes then and `done` is not called.
   Status Reload(std::shared_ptr<const Pack> next, std::function<void(ReloadReport)> done);
+  // From now on Reload is refused: the host is stopping (a drain or a shutdown has begun).
+  // A reload already rebuilding finishes (and StopZone waits for it). Idempotent.
+  void RefuseReloads();
 
   // Puts a character into the world at state.room (or the start room). AlreadyExists when a
   // character of that name is already online.
@@ -172,6 +182,24 @@ class WorldHost final : private ZoneRouter {
   // lines). Runs on the old zone's executor.
   void ReadmitAfterReload(const std::string& zone_id, const std::shared_ptr<Zone>& zone,
                           std::vector<PlayerTransfer> players, ReloadReport* report);
+  // Something for a player whose zone is being rebuilt and who may not be back in it yet.
+  struct HeldOp {
+    enum class Kind { kLine, kTell, kNotice, kFreeze };
+    Kind kind = Kind::kLine;
+    std::string from;                                         // kTell: the sender's display name
+    std::string text;                                         // the line, the tell or the notice
+    std::function<void(Result<PlayerTransfer>)> freeze_done;  // kFreeze: FreezePlayer's wrapper
+  };
+  // REQUIRES: mu_ held. When `name_key`'s roster zone is being rebuilt, keeps `op` for after
+  // the readmission and returns true (Ok in *status), or returns true with ResourceExhausted
+  // when the player already has too much held. False: the zone is not being rebuilt.
+  bool HoldDuringReloadLocked(const std::string& name_key, HeldOp& op, Status* status);
+  // Wraps a freeze's `done`: a frozen player leaves the roster.
+  std::function<void(Result<PlayerTransfer>)> ForgetOnFreeze(
+      const std::string& name_key, std::function<void(Result<PlayerTransfer>)> done);
+  // Stops `zone` (already out of zones_); its frozen players leave the roster, then `done`.
+  void StopRemoved(const std::shared_ptr<Zone>& zone,
+                   std::function<void(std::vector<PlayerTransfer>)> done);
   // Tells a player who just logged in how many unread letters wait for them.
   void AnnounceUnreadMail(const std::string& name_key);
 
@@ -197,8 +225,15 @@ class WorldHost final : private ZoneRouter {
   std::map<std::string, std::shared_ptr<Zone>> zones_;
   int64_t zones_started_ = 0;  // guarded by mu_; gives each new zone its heartbeat phase
   std::map<std::string, RosterEntry> roster_;  // by name key
-  // Zones being rebuilt by a reload -> lines their players typed meanwhile (by name key).
-  std::map<std::string, std::map<std::string, std::vector<std::string>>> reloading_;
+  // A zone being rebuilt by a reload: what reached its players meanwhile, and a stop asked for
+  // meanwhile (it runs once they are back in the rebuilt zone).
+  struct Rebuild {
+    std::map<std::string, std::vector<HeldOp>> held;  // by name key, in arrival order
+    std::function<void(std::vector<PlayerTransfer>)> stop;
+  };
+  std::map<std::string, Rebuild> reloading_;  // by zone id; guarded by mu_
+  bool reloads_refused_ = false;              // guarded by mu_
+  bool building_ = false;  // guarded by mu_; a reload is making its zones (outside mu_)
 };
 
 }  // namespace telos::world
