@@ -320,20 +320,37 @@ ReloadSignal::ReloadSignal(boost::asio::io_context& io, Logger& log, std::functi
 }
 
 ReloadSignal::~ReloadSignal() {
+  Stop();
+  std::thread worker;
+  {
+    std::lock_guard lock(mu_);
+    worker = std::move(worker_);
+  }
+  if (worker.joinable()) worker.join();
+}
+
+void ReloadSignal::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;  // a handler past its gate check now starts no worker
+  }
   boost::system::error_code ignored;
   signals_.cancel(ignored);
-  std::lock_guard lock(mu_);
-  if (worker_.joinable()) worker_.join();
+  // A handler already running still uses this object (the log, the signal set): wait for it.
+  handlers_->Close();
 }
 
 void ReloadSignal::Arm() {
-  signals_.async_wait([this](const boost::system::error_code& error, int) {
-    if (error) return;  // cancelled: shutting down
+  signals_.async_wait([this, gate = handlers_](const boost::system::error_code& error, int) {
+    const InFlightGate::Pass pass = gate->TryEnter();
+    if (!pass || error) return;  // stopped (this may be gone), or cancelled
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
     if (running_.exchange(true)) {
       log_.Warn("SIGHUP: a content reload is already running; this one is ignored");
     } else {
       log_.Info("SIGHUP: reloading content");
-      std::lock_guard lock(mu_);
       if (worker_.joinable()) worker_.join();  // the last one, finished
       worker_ = std::thread([this] {
         reload_();

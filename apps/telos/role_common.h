@@ -21,6 +21,7 @@
 #include "telos/base/blocking.h"
 #include "telos/base/clock.h"
 #include "telos/base/config.h"
+#include "telos/base/in_flight_gate.h"
 #include "telos/base/limits.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
@@ -206,11 +207,19 @@ class StopSignal {
 // once on a thread of its own (it waits for every world's answer, and must not take a blocking
 // pool thread that the answers themselves need); a signal while one runs is logged and
 // otherwise ignored. Until this is constructed SIGHUP has its default effect (the process
-// ends): make it before "ready". The destructor waits for a reload in flight.
+// ends): make it before "ready".
+// Stopping: Stop() first (it returns at once, whatever reload runs: a drain must not wait up to
+// the reload's timeouts behind it), then stop the world (whose reload agent then refuses what
+// the reload still asks of it), then destroy this, which waits for the reload thread. `reload`
+// must stay callable until then.
 class ReloadSignal {
  public:
   ReloadSignal(boost::asio::io_context& io, Logger& log, std::function<void()> reload);
+  // Stop(), then waits for a reload thread still running.
   ~ReloadSignal();
+  // No SIGHUP starts a reload from now on; waits only for a signal handler already running
+  // (which starts no reload once this began). Idempotent. Not on the io_context's thread.
+  void Stop();
 
  private:
   void Arm();
@@ -219,8 +228,11 @@ class ReloadSignal {
   Logger& log_;
   std::function<void()> reload_;
   std::atomic<bool> running_{false};
-  std::mutex mu_;       // guards worker_
-  std::thread worker_;  // the reload in flight, or the last one
+  // Held by each signal handler while it runs: Stop() waits for one in flight.
+  std::shared_ptr<InFlightGate> handlers_ = InFlightGate::Make();
+  std::mutex mu_;         // guards worker_ and stopped_
+  bool stopped_ = false;  // Stop() began: no new worker
+  std::thread worker_;    // the reload in flight, or the last one
 };
 
 // Runs one fleet reload for SIGHUP and logs what it did: a line per world, then the verdict

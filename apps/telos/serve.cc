@@ -244,7 +244,7 @@ int RunServeParts(const ServeSettings& settings, ServeParts parts, const Clock& 
                      {"grpc_port", static_cast<int64_t>(world.grpc_port())},
                      {"shard", world_settings.shard_id}});
   stop.Wait();
-  reload.reset();
+  reload->Stop();  // a reload under way is not waited for: the drain goes first
 
   // --- Graceful stop: tell everyone and close the streams (characters stay in the world), then
   // drain to a peer if there is one, stop every zone (each player is frozen and saved), flush
@@ -252,6 +252,7 @@ int RunServeParts(const ServeSettings& settings, ServeParts parts, const Clock& 
   gate.Stop(kShutdownMessage);
   if (director_service) director_service->Stop();
   const WorldProcess::StopReport report = world.Stop();
+  reload.reset();  // the reload thread, refused by the stopped world, ends (the bus still runs)
   threads.Join();
   log.Info("stopped", {{"players_saved", static_cast<int64_t>(report.players_saved)},
                        {"flushed", report.flushed}});

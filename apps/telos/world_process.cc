@@ -330,6 +330,7 @@ WorldProcess::StopReport WorldProcess::Stop() {
   if (stopped_ || !started_) return report;
   stopped_ = true;
   if (reload_agent_ != nullptr) reload_agent_->Stop();  // no reload starts while zones stop
+  host_.RefuseReloads();  // nor from anywhere else; one already rebuilding, StopZone waits for
   // A load balancer or an operator watching /api/health sees the drain begin.
   phase_ = grpc_port_ != 0 ? Phase::kDraining : Phase::kStopping;
   if (grpc_port_ != 0) (void)drain_.Run();

@@ -283,10 +283,11 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
                      {"admin_address", settings.admin.address},
                      {"admin_port", static_cast<int64_t>(*admin_port)}});
   stop.Wait();
-  reload.reset();
+  reload->Stop();  // a reload under way is not waited for: the drain goes first
 
   // The listeners outlive the drain: /api/health says "draining" while it runs.
   world.Stop();
+  reload.reset();  // the reload thread, refused by the stopped world, ends (the bus still runs)
   http.Stop();
   admin.Stop();
   threads.Join();
