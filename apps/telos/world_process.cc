@@ -12,6 +12,7 @@
 #include "telos/bus/nats_bus.h"
 #include "telos/directory/cluster_view.h"
 #include "telos/rpc/channels.h"
+#include "telos/shard/drain_target_client.h"
 #include "telos/world/asio_executor.h"
 #include "version.h"
 
@@ -19,7 +20,7 @@ namespace telos::app {
 namespace {
 
 constexpr std::chrono::milliseconds kStopTimeout{15000};
-constexpr int64_t kDrainDeadlineMs = 45'000;
+constexpr int64_t kDrainDeadlineMs = limits::kShardDrainDeadlineMs;
 // How often Redis and PostgreSQL are probed for the degradation ladder.
 constexpr std::chrono::milliseconds kProbeInterval{1000};
 
@@ -169,8 +170,11 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
       drain_(shard::ShardDrainOptions{.shard_id = settings.shard_id,
                                       .lobby_zone = pack_->start_room.zone,
                                       .lease_ttl_ms = settings.lease_ttl_ms,
-                                      .deadline_ms = kDrainDeadlineMs},
+                                      .deadline_ms = kDrainDeadlineMs,
+                                      .endpoint = settings.advertise},
              directory_, keeper_, host_, shard_, clock, log, metrics),
+      directives_(shard::DirectiveExecutorOptions{.shard_id = settings.shard_id}, directory_,
+                  keeper_, drain_, log, metrics),
       health_(log, metrics) {
   host_.SetFleetHooks(&shard_);
   persistence_.SetShard(settings.shard_id);
@@ -229,6 +233,12 @@ void WorldProcess::StartComms(bus::Bus& bus, boost::asio::io_context& io, Blocki
   comms_options.subject_prefix = settings_.subject_prefix;
   comms_ = std::make_unique<shard::FleetComms>(comms_options, bus, directory_, host_, io, blocking,
                                                log, metrics);
+  // A SIGTERM drain asks the leader director for targets over the same bus.
+  drain_.SetTargetAsk(shard::MakeDrainTargetAsk(
+      shard::DrainTargetClientOptions{.shard_id = settings_.shard_id,
+                                      .subject_prefix = settings_.subject_prefix,
+                                      .scope = settings_.director_scope},
+      bus, log));
   host_.SetRemoteComms(comms_.get());
   shard_.SetComms(comms_.get());
   bus_ = &bus;
@@ -321,6 +331,8 @@ Status WorldProcess::Start() {
   }
   shard_.Start();
   keeper_.Start();
+  // Rebalancing moves zones between worlds that can reach each other: only with a listener.
+  if (grpc_port_ != 0) directives_.Start();
   phase_ = Phase::kServing;
   return Status::Ok();
 }
@@ -333,6 +345,7 @@ WorldProcess::StopReport WorldProcess::Stop() {
   host_.RefuseReloads();  // nor from anywhere else; one already rebuilding, StopZone waits for
   // A load balancer or an operator watching /api/health sees the drain begin.
   phase_ = grpc_port_ != 0 ? Phase::kDraining : Phase::kStopping;
+  directives_.Stop();  // a rebalance move in flight ends (bounded) before the drain starts
   if (grpc_port_ != 0) (void)drain_.Run();
   shard_.Stop();
   keeper_.Stop(false);

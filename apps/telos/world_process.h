@@ -27,6 +27,7 @@
 #include "telos/directory/directory.h"
 #include "telos/net/admin_routes.h"
 #include "telos/net/http_server.h"
+#include "telos/shard/directive_executor.h"
 #include "telos/shard/fleet_comms.h"
 #include "telos/shard/pack_reload.h"
 #include "telos/shard/shard_drain.h"
@@ -143,6 +144,9 @@ class WorldProcess {
   // SIGTERM: each zone's lease moves to a live peer in one fenced step and its players follow
   // with their sockets open.
   shard::ShardDrain drain_;
+  // Rebalance directives addressed to this shard: each moves one zone through drain_ and tears
+  // it down here. Stopped before the SIGTERM drain runs.
+  shard::DirectiveExecutor directives_;
   // Which of Redis, PostgreSQL and NATS answer, and the degraded mode while one does not.
   DependencyHealth health_;
   std::unique_ptr<bus::Bus> nats_;  // null without TELOS_NATS (or with backends_.bus)

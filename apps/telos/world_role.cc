@@ -71,6 +71,7 @@ Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config) {
   TELOS_READ_SETTING(s.http_port, config.Port("TELOS_HTTP_PORT", s.http_port));
   TELOS_READ_SETTING(s.admin, net::ReadAdminBind(config, s.admin.port, s.http_port));
   TELOS_READ_SETTING(s.content_dir, config.String("TELOS_CONTENT_DIR", s.content_dir));
+  TELOS_READ_SETTING(s.director_scope, config.String("TELOS_DIRECTOR_SCOPE", s.director_scope));
   TELOS_READ_SETTING(s.io_threads, config.Int("TELOS_IO_THREADS", s.io_threads, 1, 64));
   TELOS_READ_SETTING(s.zone_threads, config.Int("TELOS_ZONE_THREADS", s.zone_threads, 1, 64));
   TELOS_READ_SETTING(s.blocking_threads,

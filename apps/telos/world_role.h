@@ -61,6 +61,8 @@ struct WorldRoleSettings {
   bus::NatsCredentials nats_credentials;
   bool record_zone_writes = false;  // TELOS_RECORD_ZONE_WRITES: the write history for checkers
   std::string subject_prefix = "telos.telos";  // the bus subjects of this fleet (its namespace)
+  // TELOS_DIRECTOR_SCOPE: the leader director a draining world asks for drain targets.
+  std::string director_scope = "fleet";  // as telos director's default
 };
 
 Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config);
