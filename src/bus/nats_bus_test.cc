@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -22,6 +23,7 @@
 
 #include "bus_conformance.h"
 #include "telos/base/log.h"
+#include "telos/bus/jetstream.h"
 #include "telos_testing/private_server.h"
 
 extern char** environ;
@@ -341,12 +343,16 @@ class NatsPermissionsTest : public ::testing::Test {
     ASSERT_FALSE(ec) << "cannot copy " << example << ": " << ec.message();
     {
       std::ofstream conf(dir_ / "server.conf");
-      conf << "listen: 127.0.0.1:" << port_ << "\ninclude ./permissions.conf\n";
+      // JetStream on, as the file asks of a fleet that stores game events.
+      conf << "listen: 127.0.0.1:" << port_ << "\njetstream { store_dir: \""
+           << (dir_ / "js").string() << "\" }\ninclude ./permissions.conf\n";
     }
     // nats-server reads the $TELOS_NATS_*_PASSWORD references from its environment, which it
     // inherits from this process.
     for (const auto& [name, value] :
          {std::pair{"TELOS_NATS_WORLD_PASSWORD", world_password_},
+          std::pair{"TELOS_NATS_DIRECTOR_PASSWORD", director_password_},
+          std::pair{"TELOS_NATS_CTL_PASSWORD", ctl_password_},
           std::pair{"TELOS_NATS_GATE_PASSWORD", gate_password_},
           std::pair{"TELOS_NATS_ACCOUNT_PASSWORD", account_password_}}) {
       ASSERT_EQ(::setenv(name, value.c_str(), 1), 0);
@@ -372,17 +378,45 @@ class NatsPermissionsTest : public ::testing::Test {
     return NatsBus::Connect(o, logger);
   }
 
-  // Whether a captured log line holds `text`.
-  static bool Logged(spdlog::sinks::ringbuffer_sink_mt& sink, const std::string& text) {
+  // JetStream over the same users, once connected (calls fail at once while it is not).
+  Result<std::unique_ptr<JetStreamStreams>> ConnectStreams(const std::string& user,
+                                                           const std::string& password,
+                                                           Logger& logger) {
+    JetStreamOptions o;
+    o.connection = TestOptions(Url(), user + "-js");
+    o.connection.credentials.user = user;
+    o.connection.credentials.password = password;
+    o.call_timeout_ms = 1'000;  // a refused call is answered by nobody: it times out
+    auto streams = JetStreamStreams::Connect(o, logger);
+    if (streams.ok() && !WaitFor([&] { return (*streams)->connected(); })) {
+      return Status::Unavailable(user + " cannot log in to JetStream");
+    }
+    return streams;
+  }
+
+  // Whether a captured log line holds `text` (and `also`, when given).
+  static bool Logged(spdlog::sinks::ringbuffer_sink_mt& sink, const std::string& text,
+                     const std::string& also = "") {
     for (const std::string& line : sink.last_formatted()) {
-      if (line.find(text) != std::string::npos) return true;
+      if (line.find(text) != std::string::npos && line.find(also) != std::string::npos) {
+        return true;
+      }
     }
     return false;
+  }
+
+  // The server's refusal of `what` ("Publish", "Subscription") on `subject`, as the client logs
+  // it (the log escapes the quotes around the subject).
+  static bool Refused(spdlog::sinks::ringbuffer_sink_mt& sink, const std::string& what,
+                      const std::string& subject) {
+    return Logged(sink, "Permissions Violation for " + what + " to", subject);
   }
 
   int port_ = -1;
   std::filesystem::path dir_;
   std::string world_password_ = "world-" + RandomToken();
+  std::string director_password_ = "director-" + RandomToken();
+  std::string ctl_password_ = "ctl-" + RandomToken();
   std::string gate_password_ = "gate-" + RandomToken();
   std::string account_password_ = "account-" + RandomToken();
   std::unique_ptr<::telos::testing::PrivateServer> server_;
@@ -422,6 +456,164 @@ TEST_F(NatsPermissionsTest, OnlyWorldsMaySpeakOnPlayerSubjects) {
   ASSERT_TRUE(told->Get().ok()) << told->Get().status().ToString();
   EXPECT_EQ(*told->Get(), "told");
   EXPECT_EQ(heard.load(), 1);
+}
+
+// The subjects of the fleet, as their builders (fleet_comms, pack_reload, drain_target_messages,
+// store/game_events.h) make them for the default namespace.
+constexpr char kReloadSubject[] = "telos.telos.reload.world-1";
+constexpr char kDrainTargetsSubject[] = "telos.telos.director.eu.drain-targets";
+constexpr char kGameEventSubject[] = "game.event.boss_kill";
+
+// The director's EnsureGameEventStream, spelled out (the bus cannot depend on the director).
+StreamSpec GameEventStream() {
+  StreamSpec spec;
+  spec.name = "GAME_EVENTS";
+  spec.subjects = "game.event.>";
+  return spec;
+}
+
+ConsumerSpec GameEventTally() {
+  ConsumerSpec spec;
+  spec.stream = "GAME_EVENTS";
+  spec.durable = "director-tally";
+  return spec;
+}
+
+// Sends a request and waits for its completion.
+std::shared_ptr<Outcome> Ask(Bus& bus, const std::string& subject, const std::string& data) {
+  auto outcome = std::make_shared<Outcome>();
+  bus.Request(subject, data, milliseconds(2'000), Capture(outcome));
+  EXPECT_TRUE(WaitFor([&] { return outcome->Calls() == 1; }));
+  return outcome;
+}
+
+TEST_F(NatsPermissionsTest, WorldsPublishGameEventsAndCoordinateReloads) {
+  Logger logger("bus-test", LogLevel::kError);
+  auto director = ConnectStreams("telos-director", director_password_, logger);
+  auto world_js = ConnectStreams("telos-world", world_password_, logger);
+  auto host = Connect("telos-world", world_password_, logger);
+  auto coordinator = Connect("telos-world", world_password_, logger);
+  ASSERT_TRUE(director.ok() && world_js.ok() && host.ok() && coordinator.ok());
+  ASSERT_TRUE(WaitFor([&] { return (*host)->connected() && (*coordinator)->connected(); }));
+
+  // The director creates the stream; a world only publishes to it, and JetStream acks that.
+  Status ensured = (*director)->EnsureStream(GameEventStream());
+  ASSERT_TRUE(ensured.ok()) << ensured.ToString();
+  auto stored = (*world_js)->Publish(kGameEventSubject, R"({"kind":"boss_kill"})", "world-1:1");
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(stored->stream_sequence, 1u);
+  // A world may not manage streams: not even look one up.
+  EXPECT_FALSE((*world_js)->EnsureStream(GameEventStream()).ok());
+
+  // A world given SIGHUP asks every world, the one hosting shard world-1 answers.
+  auto sub = MustSubscribe(**host, kReloadSubject,
+                           [&](const Message& m) { (void)(*host)->Reply(m, R"({"ok":true})"); });
+  ASSERT_TRUE(sub);
+  auto answer = Ask(**coordinator, kReloadSubject, R"({"op":"check","hash":"h"})");
+  ASSERT_TRUE(answer->Get().ok()) << answer->Get().status().ToString();
+  EXPECT_EQ(*answer->Get(), R"({"ok":true})");
+}
+
+TEST_F(NatsPermissionsTest, TheDirectorConsumesGameEventsAndAnswersDrainTargets) {
+  Logger logger("bus-test", LogLevel::kError);
+  auto director_js = ConnectStreams("telos-director", director_password_, logger);
+  auto world_js = ConnectStreams("telos-world", world_password_, logger);
+  auto director = Connect("telos-director", director_password_, logger);
+  auto world = Connect("telos-world", world_password_, logger);
+  ASSERT_TRUE(director_js.ok() && world_js.ok() && director.ok() && world.ok());
+  ASSERT_TRUE(WaitFor([&] { return (*director)->connected() && (*world)->connected(); }));
+
+  ASSERT_TRUE((*director_js)->EnsureStream(GameEventStream()).ok());
+  ASSERT_TRUE((*world_js)->Publish(kGameEventSubject, "first", "world-1:1").ok());
+  std::mutex mu;
+  std::vector<std::string> seen;
+  auto consumer = (*director_js)->Consume(GameEventTally(), [&](const DurableEvent& event) {
+    std::lock_guard lock(mu);
+    seen.push_back(event.subject + " " + event.data);
+    return Disposition::kAck;
+  });
+  ASSERT_TRUE(consumer.ok()) << consumer.status().ToString();
+  // The ack is confirmed by the server before it counts.
+  ASSERT_TRUE(WaitFor([&] { return (*consumer)->counts().acked == 1; }));
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(seen, std::vector<std::string>{"game.event.boss_kill first"});
+  }
+
+  // The leader answers a draining world.
+  auto sub = MustSubscribe(**director, kDrainTargetsSubject, [&](const Message& m) {
+    (void)(*director)->Reply(m, R"({"targets":[]})");
+  });
+  ASSERT_TRUE(sub);
+  auto answer = Ask(**world, kDrainTargetsSubject, R"({"shard":"world-1"})");
+  ASSERT_TRUE(answer->Get().ok()) << answer->Get().status().ToString();
+  EXPECT_EQ(*answer->Get(), R"({"targets":[]})");
+}
+
+TEST_F(NatsPermissionsTest, CtlSendsReloadRequestsAndNothingElse) {
+  Logger logger("bus-test", LogLevel::kError);
+  auto ctl_sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
+  Logger ctl_log("bus-test", LogLevel::kWarn, ctl_sink);
+  auto host = Connect("telos-world", world_password_, logger);
+  auto ctl = Connect("telos-ctl", ctl_password_, ctl_log);
+  auto ctl_js = ConnectStreams("telos-ctl", ctl_password_, ctl_log);
+  auto director_js = ConnectStreams("telos-director", director_password_, logger);
+  ASSERT_TRUE(host.ok() && ctl.ok() && ctl_js.ok() && director_js.ok());
+  ASSERT_TRUE(WaitFor([&] { return (*host)->connected() && (*ctl)->connected(); }));
+
+  auto reload = MustSubscribe(**host, kReloadSubject,
+                              [&](const Message& m) { (void)(*host)->Reply(m, "applied"); });
+  Inbox bob;
+  auto player = MustSubscribe(**host, "telos.telos.player.bob", bob.Handler());
+  ASSERT_TRUE(reload && player);
+
+  auto answer = Ask(**ctl, kReloadSubject, R"({"op":"apply","hash":"h"})");
+  ASSERT_TRUE(answer->Get().ok()) << answer->Get().status().ToString();
+  EXPECT_EQ(*answer->Get(), "applied");
+
+  // A forged tell is refused by the server; the first thing Bob hears is a world's sentinel.
+  ASSERT_TRUE((*ctl)->Publish("telos.telos.player.bob", "forged").ok());
+  ASSERT_TRUE(WaitFor([&] { return Refused(*ctl_sink, "Publish", "telos.telos.player.bob"); }));
+  ASSERT_TRUE((*host)->Publish("telos.telos.player.bob", "sentinel").ok());
+  ASSERT_TRUE(bob.WaitForCount(1));
+  EXPECT_EQ(bob.datas(), std::vector<std::string>{"sentinel"});
+
+  // Nor may it store a game event, though the stream exists.
+  ASSERT_TRUE((*director_js)->EnsureStream(GameEventStream()).ok());
+  EXPECT_FALSE((*ctl_js)->Publish(kGameEventSubject, "forged", "ctl:1").ok());
+  EXPECT_TRUE(Refused(*ctl_sink, "Publish", "game.event.boss_kill"));
+}
+
+TEST_F(NatsPermissionsTest, GatesMayDoNoneOfIt) {
+  Logger logger("bus-test", LogLevel::kError);
+  auto gate_sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256);
+  Logger gate_log("bus-test", LogLevel::kWarn, gate_sink);
+  auto gate = Connect("telos-gate", gate_password_, gate_log);
+  auto gate_js = ConnectStreams("telos-gate", gate_password_, gate_log);
+  auto director_js = ConnectStreams("telos-director", director_password_, logger);
+  auto world = Connect("telos-world", world_password_, logger);
+  ASSERT_TRUE(gate.ok() && gate_js.ok() && director_js.ok() && world.ok());
+  ASSERT_TRUE(WaitFor([&] { return (*gate)->connected() && (*world)->connected(); }));
+  ASSERT_TRUE((*director_js)->EnsureStream(GameEventStream()).ok());
+
+  // No reload request ...
+  EXPECT_FALSE(Ask(**gate, kReloadSubject, R"({"op":"apply","hash":"h"})")->Get().ok());
+  EXPECT_TRUE(
+      WaitFor([&] { return Refused(*gate_sink, "Publish", "telos.telos.reload.world-1"); }));
+  // ... no game event, stored or consumed ...
+  EXPECT_FALSE((*gate_js)->Publish(kGameEventSubject, "forged", "gate:1").ok());
+  EXPECT_TRUE(Refused(*gate_sink, "Publish", "game.event.boss_kill"));
+  EXPECT_FALSE(
+      (*gate_js)
+          ->Consume(GameEventTally(), [](const DurableEvent&) { return Disposition::kAck; })
+          .ok());
+  // ... and no answering drain-target requests in the director's place.
+  auto sub = (*gate)->Subscribe(kDrainTargetsSubject,
+                                [&](const Message& m) { (void)(*gate)->Reply(m, "{}"); });
+  EXPECT_TRUE(WaitFor([&] {
+    return Refused(*gate_sink, "Subscription", "telos.telos.director.eu.drain-targets");
+  }));
+  EXPECT_FALSE(Ask(**world, kDrainTargetsSubject, R"({"shard":"world-1"})")->Get().ok());
 }
 
 TEST_F(NatsPermissionsTest, CredentialsInTheUrlWorkToo) {
