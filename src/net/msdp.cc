@@ -299,7 +299,21 @@ std::string MsdpAgent::OnMessage(const std::vector<MsdpVariable>& message) {
       (var.name == "CLIENT_NAME" ? client_name_ : client_version_) = std::move(text);
     }
   }
-  return out.empty() ? std::string() : EncodeMsdp(out);
+  // One answer per variable: a client that names a variable many times in one message (REPORT
+  // ROOM ROOM ROOM ...) gets it once, so the answer stays within the items one message may hold
+  // and decodes like any other.
+  std::vector<MsdpVariable> unique;
+  unique.reserve(out.size());
+  for (MsdpVariable& var : out) {
+    auto same = std::find_if(unique.begin(), unique.end(),
+                             [&](const MsdpVariable& kept) { return kept.name == var.name; });
+    if (same == unique.end()) {
+      unique.push_back(std::move(var));
+    } else {
+      *same = std::move(var);
+    }
+  }
+  return unique.empty() ? std::string() : EncodeMsdp(unique);
 }
 
 std::string MsdpAgent::TakeReports() {

@@ -124,6 +124,19 @@ TEST_F(MsdpAgentTest, RoomInfoFillsTheRoomVariables) {
   EXPECT_EQ(Ask("^SEND=ROOM_VNUM=AREA_NAME"), M("^ROOM_VNUM=12^AREA_NAME=Midgaard"));
 }
 
+// Found by msdp_fuzz: a client naming one variable many times in one message got one answer
+// per name, more items than a message may hold, so the answer itself no longer decoded.
+TEST_F(MsdpAgentTest, AVariableNamedManyTimesIsAnsweredOnce) {
+  agent_.UpdateFromGmcp(
+      "Room.Info", R"({"zone":"midgaard","id":"atrium","name":"The Atrium","exits":{"n":"m:1"}})");
+  std::string ask = "^REPORT";
+  for (int i = 0; i < 100; ++i) ask += "=ROOM";
+  const std::string answer = Ask(ask);
+  ASSERT_TRUE(DecodeMsdp(answer).has_value());
+  EXPECT_EQ(answer, M("^ROOM={^VNUM=atrium^NAME=The Atrium^AREA=midgaard^EXITS={^n=m:1}}"));
+  EXPECT_EQ(Ask("^SEND=HEALTH=ROOM_NAME=HEALTH"), M("^ROOM_NAME=The Atrium"));
+}
+
 TEST_F(MsdpAgentTest, StatusAndClientVariables) {
   agent_.UpdateFromGmcp("Char.Status", R"({"name":"Ann","level":3,"exp":10,"gold":7})");
   EXPECT_EQ(Ask("^SEND=CHARACTER_NAME=LEVEL"), M("^CHARACTER_NAME=Ann^LEVEL=3"));
