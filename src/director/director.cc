@@ -144,7 +144,11 @@ Director::Director(directory::Directory& directory, const Clock& clock, Logger& 
                                {{"scope", options_.leadership.scope}})),
       answered_(metrics.Counter("director_drain_targets_answered_total",
                                 "Drain-target requests this director answered with targets",
-                                {{"scope", options_.leadership.scope}})) {
+                                {{"scope", options_.leadership.scope}})),
+      refused_(metrics.Counter("director_drain_targets_refused_total",
+                               "Drain-target requests refused: the requester is not a live "
+                               "registered shard, or holds all one drainer may",
+                               {{"scope", options_.leadership.scope}})) {
   RELEASE_ASSERT(ValidateDirectorOptions(options_).ok(), "Director needs valid options");
   RELEASE_ASSERT((streams_ == nullptr) == (records_ == nullptr),
                  "the tally needs both streams and a records store");
@@ -355,17 +359,50 @@ Result<DrainTargetsReply> Director::AnswerDrainTargets(const DrainTargetsRequest
     return Status::FailedPrecondition("this director does not lead scope " +
                                       options_.leadership.scope);
   }
+  // Anyone allowed to publish on the subject can name any shard: only a live, registered one
+  // gets reservations taken in its name.
+  Result<std::vector<directory::ShardInfo>> shards = directory_.ListShards();
+  if (!shards.ok()) return shards.status();
+  const bool registered =
+      std::any_of(shards->begin(), shards->end(), [&request](const directory::ShardInfo& shard) {
+        return shard.id == request.shard && !shard.endpoint.empty();
+      });
+  if (!registered) {
+    refused_.Increment();
+    return Status::FailedPrecondition("shard " + request.shard + " is not a live registered shard");
+  }
+  // A reservation lasts the drain and no longer, whatever the request says.
+  const int64_t ttl_ms = std::min(request.ttl_ms, limits::kDirectorDrainReservationTtlMsMax);
+  const Instant now = clock_.Now();
+  std::erase_if(grants_, [now](const auto& kv) { return kv.second.expires <= now; });
+  if (!grants_.contains(request.shard) && grants_.size() >= limits::kDirectorShardsMax) {
+    refused_.Increment();
+    return Status::ResourceExhausted("too many drainers hold reservations");
+  }
+  Grant& grant = grants_[request.shard];
+
   DrainTargetsReply reply{options_.leadership.candidate, epoch, {}};
   Status first_error;
+  bool capped = false;
   for (const DrainZoneNeed& need : request.zones) {
     if (!leadership_.is_leader()) break;
+    const int64_t amount =
+        std::clamp<int64_t>(need.players, 1, limits::kDirectorDrainZoneAmountMax);
+    if (grant.zones >= limits::kDirectorDrainerZonesMax ||
+        grant.players + amount > limits::kDirectorDrainerReservedPlayersMax) {
+      capped = true;  // the shard chooses for the rest itself
+      break;
+    }
     directory::DrainTargetRequest pick;
     pick.exclude = {request.shard};
-    pick.amount = std::clamp<int64_t>(need.players, 1, directory::kReservationAmountMax);
-    pick.ttl_ms = request.ttl_ms;
+    pick.amount = amount;
+    pick.ttl_ms = ttl_ms;
     pick.holder = request.shard;
     Result<directory::DrainTarget> chosen = directory_.SelectDrainTarget(pick);
     if (chosen.ok()) {
+      grant.players += amount;
+      ++grant.zones;
+      grant.expires = std::max(grant.expires, now + Millis(ttl_ms));
       reply.targets.push_back(DrainZoneTarget{need.zone, chosen->reservation.target,
                                               chosen->reservation.id, chosen->over_ceiling});
       continue;
@@ -373,6 +410,12 @@ Result<DrainTargetsReply> Director::AnswerDrainTargets(const DrainTargetsRequest
     if (chosen.status().code() != StatusCode::kNotFound && first_error.ok()) {
       first_error = chosen.status();
     }
+  }
+  if (grant.zones == 0) grants_.erase(request.shard);
+  if (reply.targets.empty() && capped) {
+    refused_.Increment();
+    return Status::ResourceExhausted("shard " + request.shard +
+                                     " already holds as many reservations as one drainer may");
   }
   if (reply.targets.empty() && !first_error.ok()) return first_error;
   if (reply.targets.empty() && !leadership_.is_leader()) {
@@ -384,6 +427,8 @@ Result<DrainTargetsReply> Director::AnswerDrainTargets(const DrainTargetsRequest
                 {"shard", request.shard},
                 {"zones", static_cast<int64_t>(request.zones.size())},
                 {"placed", static_cast<int64_t>(reply.targets.size())},
+                {"capped", capped},
+                {"ttl_ms", ttl_ms},
                 {"epoch", epoch}});
   return reply;
 }

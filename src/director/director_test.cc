@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 
+#include "telos/base/limits.h"
 #include "telos/bus/in_process_bus.h"
 #include "telos/director/director_service.h"
 #include "telos/directory/memory_directory.h"
@@ -275,6 +276,62 @@ TEST_F(DirectorTest, DrainTargetsSkipTheRequesterAndDrainingShards) {
   ASSERT_TRUE(from_b.ok()) << from_b.status().ToString();
   ASSERT_EQ(from_b->targets.size(), 1u);
   EXPECT_EQ(from_b->targets[0].target, "a");
+}
+
+// The request is not trusted: a shard that is not live and registered gets nothing reserved in
+// its name, a day-long TTL is cut to a drain's, and one drainer cannot pile up reservations.
+TEST_F(DirectorTest, DrainTargetsAreOnlyForALiveShardWithinBounds) {
+  Shard("a", {{"z1", 30}});
+  Shard("b", {{"b1", 0}});
+  auto director = Make("d1");
+  director->Step();
+  ASSERT_TRUE(director->is_leader());
+
+  Result<DrainTargetsReply> ghost = director->AnswerDrainTargets({"ghost", {{"z1", 30}}, 60'000});
+  ASSERT_FALSE(ghost.ok());
+  EXPECT_EQ(ghost.status().code(), StatusCode::kFailedPrecondition);
+  auto reserved = directory_.ReservedSum("b");
+  ASSERT_TRUE(reserved.ok());
+  EXPECT_EQ(*reserved, 0);
+
+  // A whole day asked for, and a zone fuller than any zone can be: both cut.
+  Result<DrainTargetsReply> greedy =
+      director->AnswerDrainTargets({"a", {{"z1", limits::kDirectorZonePlayersMax}}, kLongTtlMs});
+  ASSERT_TRUE(greedy.ok()) << greedy.status().ToString();
+  reserved = directory_.ReservedSum("b");
+  ASSERT_TRUE(reserved.ok());
+  EXPECT_EQ(*reserved, limits::kDirectorDrainZoneAmountMax);
+  Drive(*director, limits::kDirectorDrainReservationTtlMsMax + 1);
+  reserved = directory_.ReservedSum("b");
+  ASSERT_TRUE(reserved.ok());
+  EXPECT_EQ(*reserved, 0);
+  ASSERT_TRUE(director->is_leader());
+
+  // Asked again and again, the drainer's reservations stop at its cap.
+  int64_t placed = 0;
+  bool exhausted = false;
+  for (int i = 0; i < 100 && !exhausted; ++i) {
+    Result<DrainTargetsReply> more = director->AnswerDrainTargets(
+        {"a", {{"x" + std::to_string(i), limits::kDirectorDrainZoneAmountMax}}, 60'000});
+    if (!more.ok()) {
+      EXPECT_EQ(more.status().code(), StatusCode::kResourceExhausted);
+      exhausted = true;
+      continue;
+    }
+    placed += static_cast<int64_t>(more->targets.size());
+  }
+  EXPECT_TRUE(exhausted);
+  EXPECT_EQ(placed,
+            limits::kDirectorDrainerReservedPlayersMax / limits::kDirectorDrainZoneAmountMax);
+  reserved = directory_.ReservedSum("b");
+  ASSERT_TRUE(reserved.ok());
+  EXPECT_LE(*reserved, limits::kDirectorDrainerReservedPlayersMax);
+  // Once its grants have run out the drainer may ask again.
+  Drive(*director, limits::kDirectorDrainReservationTtlMsMax + 1);
+  ASSERT_TRUE(director->is_leader());
+  Result<DrainTargetsReply> later = director->AnswerDrainTargets({"a", {{"z1", 30}}, 60'000});
+  ASSERT_TRUE(later.ok()) << later.status().ToString();
+  EXPECT_EQ(later->targets.size(), 1u);
 }
 
 // The service answers on the bus only while its director leads; a malformed request gets an

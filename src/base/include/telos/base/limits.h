@@ -289,6 +289,17 @@ inline constexpr int64_t kShardDrainDirectorAnswerMs = 1'000;
 // How often a world shard looks for rebalance directives addressed to it.
 inline constexpr int64_t kDirectivePollMs = 1'000;
 
+// --- Director drain-target answers (src/director/director.cc): what one drainer may ask for
+// A request's ttl_ms is clamped to this: a drain's reservation has to outlast the drain (the
+// outer deadline plus one presence-reflect window, kShardDrainReservationTtlMs) and no more.
+inline constexpr int64_t kDirectorDrainReservationTtlMsMax = kShardDrainReservationTtlMs;
+// One zone's players about to move are at most a full zone.
+inline constexpr int64_t kDirectorDrainZoneAmountMax = static_cast<int64_t>(kPlayersPerZoneMax);
+// What the director reserves for one drainer while its earlier grants are live: players in all
+// and zones placed. Past either, further zones get no target from the director.
+inline constexpr int64_t kDirectorDrainerReservedPlayersMax = 100'000;
+inline constexpr size_t kDirectorDrainerZonesMax = kDirectorDrainZonesPerRequestMax;
+
 // --- Load generator (src/sim)
 inline constexpr int64_t kSwarmBotsMax = 20'000;
 inline constexpr double kSwarmDurationSecondsMax = 3'600;

@@ -28,13 +28,22 @@
 // requester, with the requester as the holder, so the reservation is taken atomically and
 // draining shards are never picked. Requests are answered one at a time (a mutex), so two
 // shards draining at once never pick each other from stale reads. A standby answers
-// kFailedPrecondition.
+// kFailedPrecondition. The request is not trusted: only the telos-world NATS user may publish
+// it (deploy/nats/permissions.conf), but any world could name any shard and any numbers, so
+//   - the named shard must be a live registered shard in the directory (kFailedPrecondition);
+//   - its ttl_ms is clamped to kDirectorDrainReservationTtlMsMax and each zone's players to
+//     [1, kDirectorDrainZoneAmountMax];
+//   - while a drainer's earlier grants are live (their TTL), the director places at most
+//     kDirectorDrainerZonesMax zones and kDirectorDrainerReservedPlayersMax players for it in
+//     all; zones past that are left out (the shard chooses for them), and a request of which
+//     none could be placed for that reason is kResourceExhausted.
 //
 // Log lines: DirectorLeadership's, `placement: rebalance drain recommended`, `director plan
 // failed`, `director directive refused`, `director directive completed|expired`.
 // Metrics (labelled by scope): telos_director_leader (1 while leading), telos_director_moves_
 // {issued,completed,expired}_total, telos_director_directive_age_max_ms (the oldest live
-// directive tracked, 0 when none), telos_director_drain_targets_answered_total.
+// directive tracked, 0 when none), telos_director_drain_targets_answered_total,
+// telos_director_drain_targets_refused_total (a requester not live, or over its cap).
 //
 // Ownership: borrows the directory, clock, logger, metrics, streams and records store, which
 // must outlive it. Threads: Step() and Stop() from one thread at a time; AnswerDrainTargets,
@@ -174,13 +183,22 @@ class Director {
   prometheus::Counter& expired_;
   prometheus::Gauge& age_gauge_;
   prometheus::Counter& answered_;
+  prometheus::Counter& refused_;
 
   // Step()'s own state (one thread).
   bool was_leading_ = false;
   Instant next_plan_{};
   std::unique_ptr<GameEventTally> tally_;
 
-  std::mutex answer_mu_;  // serializes AnswerDrainTargets
+  // What the director has reserved for each drainer while those reservations live.
+  struct Grant {
+    int64_t players = 0;
+    size_t zones = 0;
+    Instant expires{};
+  };
+
+  std::mutex answer_mu_;                 // serializes AnswerDrainTargets; guards grants_
+  std::map<std::string, Grant> grants_;  // by drainer; at most kDirectorShardsMax, expired pruned
 
   mutable std::mutex mu_;                   // guards the fields below; never held across a call
   std::map<std::string, Tracked> tracked_;  // by zone
