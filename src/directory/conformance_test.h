@@ -820,6 +820,31 @@ TYPED_TEST_P(DirectoryConformance, SelectorRebasesOnlyTheHoldersOwnHold) {
   EXPECT_EQ(*sum, 0);
 }
 
+// A hold rebased by further picks covers several zones, and still never exceeds the bound one
+// reservation has.
+TYPED_TEST_P(DirectoryConformance, RebasedHoldStaysWithinTheAmountBound) {
+  Directory& d = this->dir();
+  ASSERT_TRUE(d.RegisterShard("t", "t:1", this->long_ttl()).ok());
+  DrainTargetRequest req;
+  req.exclude = {"src"};
+  req.holder = "src";
+  req.amount = kReservationAmountMax - 1;
+  req.ttl_ms = this->long_ttl();
+  req.ceiling = 0;
+  auto first = d.SelectDrainTarget(req);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  for (int zone = 0; zone < 3; ++zone) {
+    req.amount = kReservationAmountMax;
+    auto again = d.SelectDrainTarget(req);
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    EXPECT_EQ(again->reservation.id, first->reservation.id);
+    EXPECT_EQ(again->reservation.amount, kReservationAmountMax);
+  }
+  auto sum = d.ReservedSum("t");
+  ASSERT_TRUE(sum.ok());
+  EXPECT_EQ(*sum, kReservationAmountMax);
+}
+
 // ------------------------------------------------------------------ directives and cooldowns
 
 // Every directive is issued by the live leader of the "director" scope.
@@ -1073,16 +1098,16 @@ REGISTER_TYPED_TEST_SUITE_P(
     DirectoryConformance, RejectsBadArguments, DuplicateLiveShardIdFromAnotherEndpointIsRefused,
     LapsedShardIdIsFreeAndHeartbeatSaysSo, ListAndDeregisterShards, DrainingMarkIsListedAndLapses,
     FreshRegistrationAfterALapseIsNotDraining, SelectorNeverPicksADrainingShard,
-    SelectorRebasesOnlyTheHoldersOwnHold, ClaimGrantsFreeZoneAndKeepsEpochForSameOwner,
-    ClaimWithAnEpochFloorStartsATenureAtIt, SkewedShardClockCannotStealLiveLease,
-    LapsedLeaseGoesToNewOwnerUnderNextEpoch, LapsedLeaseOfSameShardIsANewTenure,
-    RenewOnlyByOwnerAtItsEpoch, ReleaseFreesZoneButEpochKeepsGrowing,
-    TransferNeedsSourceToHoldLiveLease, TransferAToBToAThenRenewalByASucceeds,
-    OwnerEndpointIsEmptyWhenShardRegistrationLapsed, LeaderCampaignRenewResign,
-    LeaderThatLostItsLeaseLearnsOnConfirm, HandoffCasNeedsStrictlyGreaterEpoch,
-    RegisterPlacementAcceptsEqualRefusesStale, TombstoneIsFencedOnShardEpochAndNonce,
-    TombstoneWithoutStoredNonceUsesShardAndEpoch, DeletePlacementRemovesTheCharacter,
-    PresenceRosterWithTtl, OccupancyCarriesDirectoryTime,
+    SelectorRebasesOnlyTheHoldersOwnHold, RebasedHoldStaysWithinTheAmountBound,
+    ClaimGrantsFreeZoneAndKeepsEpochForSameOwner, ClaimWithAnEpochFloorStartsATenureAtIt,
+    SkewedShardClockCannotStealLiveLease, LapsedLeaseGoesToNewOwnerUnderNextEpoch,
+    LapsedLeaseOfSameShardIsANewTenure, RenewOnlyByOwnerAtItsEpoch,
+    ReleaseFreesZoneButEpochKeepsGrowing, TransferNeedsSourceToHoldLiveLease,
+    TransferAToBToAThenRenewalByASucceeds, OwnerEndpointIsEmptyWhenShardRegistrationLapsed,
+    LeaderCampaignRenewResign, LeaderThatLostItsLeaseLearnsOnConfirm,
+    HandoffCasNeedsStrictlyGreaterEpoch, RegisterPlacementAcceptsEqualRefusesStale,
+    TombstoneIsFencedOnShardEpochAndNonce, TombstoneWithoutStoredNonceUsesShardAndEpoch,
+    DeletePlacementRemovesTheCharacter, PresenceRosterWithTtl, OccupancyCarriesDirectoryTime,
     ReservationsExpireIndividuallyAndArePruned, ReleaseRetiresOneReservationEarly,
     SelectorPicksLeastLoadedLiveTargetUnderCeiling, SelectorGoesOverCeilingWhenNothingFits,
     SelectorSkipsLapsedShardsAndNeedsACandidate, DirectivesAreListedByActingShardAndExpire,

@@ -160,7 +160,9 @@ struct MemoryDirectory::State {
       if (auto rows = reservations.find(target); rows != reservations.end()) {
         for (auto& [id, row] : rows->second) {
           if (row.holder != holder) continue;
-          row.amount += amount;
+          // One hold covers every zone this holder sends to the target; it stays within the
+          // bound a single reservation has.
+          row.amount = std::min(row.amount + amount, kReservationAmountMax);
           row.expires_ms = std::max(row.expires_ms, now_ms + ttl_ms);
           return Reservation{std::string(target), id, row.amount, row.expires_ms - now_ms};
         }

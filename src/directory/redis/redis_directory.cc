@@ -608,7 +608,7 @@ Result<int64_t> RedisDirectory::ReservedSum(std::string_view target) {
 Result<DrainTarget> RedisDirectory::SelectDrainTarget(const DrainTargetRequest& request) {
   TELOS_RETURN_IF_ERROR(internal::CheckDrainRequest(request));
   std::vector<std::string> args = {Num(request.amount), Num(request.ttl_ms), Num(request.ceiling),
-                                   request.holder};
+                                   request.holder, Num(kReservationAmountMax)};
   args.insert(args.end(), request.exclude.begin(), request.exclude.end());
   DrainTarget out;
   out.reservation.amount = request.amount;

@@ -336,7 +336,8 @@ end
 return {'ok', sum}
 )lua"},
     // KEYS: shards, occupancy, reservations, amounts, sequence, holders, draining marks.
-    // ARGV: amount, ttl_ms, ceiling, holder ('' for none), then excluded shard ids.
+    // ARGV: amount, ttl_ms, ceiling, holder ('' for none), the most one hold may reach
+    // (kReservationAmountMax), then excluded shard ids.
     // Answer: ok, target, reservation id, ttl_ms, load before, 1 if over the ceiling else 0,
     // the hold's amount.
     {&Scripts::select_drain_target, "select_drain_target", R"lua(
@@ -344,8 +345,9 @@ local now = now_ms()
 prune(KEYS[3], {KEYS[4], KEYS[6]}, now)
 local amount, ttl, ceiling = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local holder = ARGV[4]
+local amount_max = tonumber(ARGV[5])
 local excluded = {}
-for i = 5, #ARGV do
+for i = 6, #ARGV do
   excluded[ARGV[i]] = true
 end
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[7], '(' .. fmt(now), '+inf')) do
@@ -394,7 +396,10 @@ if holder ~= '' then
     if string.sub(member, 1, #want) == want and redis.call('HGET', KEYS[6], member) == holder then
       local exp = math.max(tonumber(redis.call('ZSCORE', KEYS[3], member)), now + ttl)
       redis.call('ZADD', KEYS[3], fmt(exp), member)
-      local total = redis.call('HINCRBY', KEYS[4], member, amount)
+      -- a hold covers every zone of this drain sent here, and stays within the one bound
+      local total = math.min(tonumber(redis.call('HGET', KEYS[4], member) or '0') + amount,
+                             amount_max)
+      redis.call('HSET', KEYS[4], member, fmt(total))
       return {'ok', chosen, string.sub(member, #want + 1), exp - now, load, over, total}
     end
   end

@@ -149,8 +149,11 @@ struct DrainTargetRequest {
   int64_t ceiling = kDrainTargetCeilingDefault;
   // Who holds the reservation: the draining shard's id (empty: an anonymous hold). A further
   // pick by the same holder onto the same target rebases that holder's live hold there instead
-  // of adding another: the amounts add up and the expiry becomes the later of the two, so one
-  // drain keeps one hold per target that outlasts its last zone. Nobody else's hold changes.
+  // of adding another: the amounts add up (never past kReservationAmountMax, where the sum
+  // stops) and the expiry becomes the later of the two, so one drain keeps one hold per target
+  // that outlasts its last zone. A holder's hold therefore covers every zone that holder sent to
+  // that target while it lived, not one zone: its id comes back for each of them, and releasing
+  // it releases them all. Nobody else's hold changes.
   std::string holder;
 };
 
@@ -298,9 +301,9 @@ class Directory {
   // whose load plus request.amount fits under request.ceiling, and reserves on it atomically. If
   // none fits it still picks the least loaded and sets over_ceiling. Ties go to the smaller id.
   // With request.holder set, a live hold of that holder on the chosen target is rebased (see
-  // DrainTargetRequest::holder) and returned with its id, the summed amount and the new time
-  // left; `load` then counts that hold's earlier amount. kNotFound if there is no live candidate
-  // at all.
+  // DrainTargetRequest::holder) and returned with its id, the summed amount (at most
+  // kReservationAmountMax) and the new time left; `load` then counts that hold's earlier amount.
+  // kNotFound if there is no live candidate at all.
   virtual Result<DrainTarget> SelectDrainTarget(const DrainTargetRequest& request) = 0;
 
   // ---------------------------------------------------------------- directives and cooldowns
