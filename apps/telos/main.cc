@@ -7,6 +7,7 @@
 #include <string>
 
 #include "account_role.h"
+#include "admin.h"
 #include "bots.h"
 #include "ctl.h"
 #include "director_role.h"
@@ -183,6 +184,30 @@ int main(int argc, char** argv) {
                               : telos::app::RunKeygen(keygen_dir, keygen_name);
   });
 
+  std::string admin_account;
+  std::string admin_role;
+  auto* admin = app.add_subcommand(
+      "admin",
+      "Staff roles on accounts, in the account database (PostgreSQL at TELOS_DATABASE_URL, else "
+      "TELOS_DATA_DIR/telos.db): how the first admin is made");
+  admin->require_subcommand(1);
+  const auto add_admin_action = [&](const char* name, const char* what,
+                                    telos::app::AdminAction action) {
+    auto* sub = admin->add_subcommand(name, what);
+    sub->add_option("account", admin_account, "The account name")->required();
+    if (action != telos::app::AdminAction::kShow) {
+      sub->add_option("role", admin_role, "builder or admin")->required();
+    }
+    sub->callback([&exit_code, &admin_account, &admin_role, action] {
+      const telos::Config config = LoadConfigOrExit();
+      exit_code = telos::app::RunAdminRoles(action, admin_account, admin_role, config);
+    });
+  };
+  add_admin_action("grant", "Give an account a role (builder or admin)",
+                   telos::app::AdminAction::kGrant);
+  add_admin_action("revoke", "Take a role from an account", telos::app::AdminAction::kRevoke);
+  add_admin_action("roles", "Print an account's roles", telos::app::AdminAction::kShow);
+
   telos::app::CtlClusterFlags ctl_cluster_flags;
   auto* ctl = app.add_subcommand(
       "ctl", "Operator CLI: inspect or reload a running fleet (needs TELOS_REDIS)");
@@ -227,6 +252,20 @@ int main(int argc, char** argv) {
   ctl_rebalance->callback([&exit_code, &ctl_rebalance_flags] {
     const telos::Config config = LoadConfigOrExit();
     exit_code = telos::app::RunCtlRebalance(ctl_rebalance_flags, config);
+  });
+
+  telos::app::CtlAuditFlags ctl_audit_flags;
+  auto* ctl_audit = ctl->add_subcommand(
+      "audit",
+      "The staff audit trail, newest first, from the account database (PostgreSQL at "
+      "TELOS_DATABASE_URL, else TELOS_DATA_DIR/telos.db)");
+  ctl_audit->add_option("--limit", ctl_audit_flags.limit, "Rows to print (at most 1000)");
+  ctl_audit->add_option("--actor", ctl_audit_flags.actor, "Only this staff member's actions");
+  ctl_audit->add_option("--target", ctl_audit_flags.target, "Only actions on this target");
+  ctl_audit->add_flag("--json", ctl_audit_flags.json, "Print one JSON array");
+  ctl_audit->callback([&exit_code, &ctl_audit_flags] {
+    const telos::Config config = LoadConfigOrExit();
+    exit_code = telos::app::RunCtlAudit(ctl_audit_flags, config);
   });
 
   CLI11_PARSE(app, argc, argv);

@@ -136,6 +136,7 @@ int RunServe(const ServeSettings& settings, const Config& config) {
                                            .mail = &db->mail(),
                                            .directory = &directory,
                                            .checkpoints = &db->checkpoints(),
+                                           .audit = &db->audit(),
                                            .store_name = "sqlite",
                                            .store_ping = [] { return Status::Ok(); },
                                            .directory_name = "directory",

@@ -187,6 +187,7 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
                                       .mail = &db->mail(),
                                       .directory = &directory,
                                       .checkpoints = checkpoints->get(),
+                                      .audit = &db->audit(),
                                       .store_name = "postgres",
                                       .store_ping = [&db] { return db->Ping(); },
                                       .directory_name = "redis",

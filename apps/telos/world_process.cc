@@ -110,6 +110,7 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
                                  .mail = &db.mail(),
                                  .directory = &directory,
                                  .checkpoints = checkpoints,
+                                 .audit = &db.audit(),
                                  .store_name = "postgres",
                                  .store_ping = [&db] { return db.Ping(); },
                                  .directory_name = "redis",
@@ -206,6 +207,12 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
     }
   } else {
     log.Warn("TELOS_NATS unset: tells and channels reach players on this shard only");
+  }
+  if (backends_.audit != nullptr) {
+    audit_ = std::make_unique<shard::StoreAuditPort>(*backends_.audit, blocking, log);
+    host_.SetAuditPort(audit_.get(), settings.shard_id);
+  } else {
+    host_.SetAuditPort(nullptr, settings.shard_id);  // the log lines still name this world
   }
   shard_.SetAdopter(
       [this](const std::string& zone, uint64_t epoch) { return keeper_.Adopt(zone, epoch); });

@@ -31,6 +31,7 @@
 #include "telos/shard/fleet_comms.h"
 #include "telos/shard/pack_reload.h"
 #include "telos/shard/shard_drain.h"
+#include "telos/shard/store_audit_port.h"
 #include "telos/shard/store_ports.h"
 #include "telos/shard/world_service.h"
 #include "telos/shard/world_shard.h"
@@ -50,6 +51,8 @@ struct WorldBackends {
   store::MailStore* mail = nullptr;
   directory::Directory* directory = nullptr;
   store::CheckpointStore* checkpoints = nullptr;  // null: rows only (every save writes the row)
+  // The staff audit trail (issue 30); null: the "audit" log lines are the only record.
+  store::AuditStore* audit = nullptr;
   // The degradation ladder's names and probes for the store and the directory ("postgres",
   // "redis" in a fleet; "sqlite", "memory" embedded).
   std::string store_name = "postgres";
@@ -132,6 +135,8 @@ class WorldProcess {
   shard::StorePersistence persistence_;
   shard::StoreMail store_mail_;
   world::PingingMail mail_;  // pings through comms_ (set before any zone runs)
+  // The staff audit trail's rows (null without backends_.audit); outlives host_'s zones.
+  std::unique_ptr<shard::StoreAuditPort> audit_;
   world::WorldHost host_;
   // Calls to other worlds go over gRPC (a peer in this process too: it listens like any other).
   shard::GrpcWorldPeers peers_;

@@ -51,12 +51,14 @@ Result<CharacterClaim> LocalAccountDesk::ClaimCharacter(std::string_view ticket,
   if (!account_id.ok()) return account_id.status();
   auto record = service_.CheckOwnership(*account_id, name);
   if (!record.ok()) return record.status();
+  auto roles = service_.RolesOf(*account_id);
+  if (!roles.ok()) return roles.status();
   CharacterClaim claim;
   claim.name = record->name;
   claim.account_id = record->account_id;
   claim.record = std::move(*record);
   claim.assertion = auth::IssueAssertion(key_, claim.account_id, claim.name, std::string(gate_id),
-                                         options_.assertion_ttl_ms, clock_);
+                                         options_.assertion_ttl_ms, clock_, *roles);
   // Read back rather than recomputed, so the expiry the gate schedules by is the signed one.
   auto issued = auth::VerifyAssertion(key_.verify_key(), claim.assertion, clock_);
   if (!issued.ok()) return Status::Internal("a fresh assertion does not verify");
@@ -74,6 +76,11 @@ Result<CharacterClaim> LocalAccountDesk::RenewAssertion(std::string_view ticket,
   if (*account_id != current->account_id) {
     return Status::PermissionDenied(std::string(kTicketRefusedMessage));
   }
+  // The roles are read again, so a revoke reaches a playing session within one renewal
+  // (half an assertion lifetime) rather than at its next login.
+  auto roles = service_.RolesOf(current->account_id);
+  if (!roles.ok()) return roles.status();
+  current->roles = *roles;
   CharacterClaim claim;
   claim.name = current->character;
   claim.account_id = current->account_id;

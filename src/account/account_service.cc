@@ -187,6 +187,12 @@ Result<store::CharacterRecord> AccountService::CheckOwnership(int64_t account_id
   return row;
 }
 
+Result<Roles> AccountService::RolesOf(int64_t account_id) {
+  auto account = accounts_.LoadById(account_id);
+  if (!account.ok()) return account.status();
+  return account->roles;
+}
+
 Result<int64_t> AccountService::AccountOfCharacter(std::string_view name) {
   auto row = characters_.Load(name);
   if (!row.ok()) return row.status();

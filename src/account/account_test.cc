@@ -663,6 +663,30 @@ TEST_F(LocalDeskTest, RenewalKeepsNonceAccountCharacterAndGate) {
             StatusCode::kPermissionDenied);
 }
 
+TEST_F(LocalDeskTest, TheAssertionCarriesTheAccountsRolesAndARenewalReadsThemAgain) {
+  auto ada = desk_->CreateAccount("ada", "difference engine", kHome);
+  auto charles = desk_->CreateAccount("babbage", "analytical engine", kHome);
+  ASSERT_TRUE(ada.ok() && charles.ok());
+  ASSERT_TRUE(desk_->CreateCharacter(ada->ticket, "lovelace", "lobby", "atrium").ok());
+  ASSERT_TRUE(desk_->CreateCharacter(charles->ticket, "babbage", "lobby", "atrium").ok());
+  ASSERT_TRUE(store_->accounts().UpdateRoles(ada->id, kRoleAdmin, 0).ok());
+
+  auto claim = desk_->ClaimCharacter(ada->ticket, "lovelace", "gate-1");
+  ASSERT_TRUE(claim.ok()) << claim.status().ToString();
+  EXPECT_EQ(auth::VerifyAssertion(key_.verify_key(), claim->assertion, clock_)->roles, kRoleAdmin);
+  auto player = desk_->ClaimCharacter(charles->ticket, "babbage", "gate-1");
+  ASSERT_TRUE(player.ok());
+  EXPECT_EQ(auth::VerifyAssertion(key_.verify_key(), player->assertion, clock_)->roles,
+            kRolePlayer);
+
+  // A revoke reaches the playing session at its next renewal.
+  ASSERT_TRUE(store_->accounts().UpdateRoles(ada->id, 0, kRoleAdmin).ok());
+  auto renewed = desk_->RenewAssertion(ada->ticket, claim->assertion);
+  ASSERT_TRUE(renewed.ok()) << renewed.status().ToString();
+  EXPECT_EQ(auth::VerifyAssertion(key_.verify_key(), renewed->assertion, clock_)->roles,
+            kRolePlayer);
+}
+
 TEST_F(LocalDeskTest, APasswordChangeRevokesTheAccountsTicketsAndStopsRenewal) {
   auto ada = desk_->CreateAccount("ada", "difference engine", kHome);
   ASSERT_TRUE(ada.ok());

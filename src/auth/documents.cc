@@ -96,14 +96,17 @@ std::string SealAssertion(const SigningKey& key, const Assertion& fields, int64_
   assertion.set_expires_unix_ms(expires_unix_ms);
   assertion.set_nonce(fields.nonce);
   assertion.set_gate_id(fields.gate_id);
+  assertion.set_roles(fields.roles);
   return Seal(key, assertion.SerializeAsString());
 }
 
 }  // namespace
 
 std::string IssueAssertion(const SigningKey& key, int64_t account_id, const std::string& character,
-                           const std::string& gate_id, int64_t ttl_ms, const Clock& clock) {
+                           const std::string& gate_id, int64_t ttl_ms, const Clock& clock,
+                           Roles roles) {
   Assertion fields;
+  fields.roles = roles;
   fields.account_id = account_id;
   fields.character = character;
   fields.nonce = RandomToken();
@@ -124,7 +127,10 @@ Result<Assertion> VerifyAssertion(const KeyRing& keys, const std::string& signed
   // An assertion bound to no gate would be good through every gate: none is issued, none taken.
   if (!parsed.ParseFromString(*payload) || !FieldOk(parsed.character(), /*required=*/true) ||
       !FieldOk(parsed.nonce(), /*required=*/true) ||
-      !FieldOk(parsed.gate_id(), /*required=*/true)) {
+      !FieldOk(parsed.gate_id(), /*required=*/true) || !RolesKnown(parsed.roles())) {
+    // A role this build does not know is refused rather than dropped: granting it meant
+    // something to the signer, and a world that ignored it would run the player as less (or,
+    // for a future role that limits, as more) than they are.
     return Status::PermissionDenied("assertion: malformed");
   }
   if (WallUnixMs(clock) >= parsed.expires_unix_ms()) {
@@ -136,6 +142,7 @@ Result<Assertion> VerifyAssertion(const KeyRing& keys, const std::string& signed
   out.expires_unix_ms = parsed.expires_unix_ms();
   out.nonce = std::move(*parsed.mutable_nonce());
   out.gate_id = std::move(*parsed.mutable_gate_id());
+  out.roles = parsed.roles();
   return out;
 }
 

@@ -93,6 +93,61 @@ TEST_F(Documents, AnAssertionBoundToNoGateIsRefused) {
                "assertion: malformed");
 }
 
+TEST_F(Documents, AnAssertionCarriesTheAccountsRolesThroughRenewal) {
+  const std::string blob =
+      IssueAssertion(key_, 42, "Aria", "gate-1", 60'000, clock_, kRoleAdmin | kRoleBuilder);
+  auto issued = VerifyAssertion(key_.verify_key(), blob, clock_);
+  ASSERT_TRUE(issued.ok()) << issued.status().ToString();
+  EXPECT_EQ(issued->roles, kRoleAdmin | kRoleBuilder);
+  auto renewed =
+      VerifyAssertion(key_.verify_key(), RenewAssertion(key_, *issued, 60'000, clock_), clock_);
+  ASSERT_TRUE(renewed.ok()) << renewed.status().ToString();
+  EXPECT_EQ(renewed->roles, kRoleAdmin | kRoleBuilder);
+  // Without roles, an assertion is a player's.
+  EXPECT_EQ(VerifyAssertion(key_.verify_key(),
+                            IssueAssertion(key_, 7, "Bram", "gate-1", 1'000, clock_), clock_)
+                ->roles,
+            kRolePlayer);
+}
+
+TEST_F(Documents, APlayerWhoWritesThemselvesAnAdminRoleIsRefused) {
+  // A player holds their own assertion (the gate keeps it), so they can rewrite its payload; the
+  // signature is over the payload the account service wrote, so the forged role breaks it.
+  const std::string blob = IssueAssertion(key_, 42, "Aria", "gate-1", 60'000, clock_);
+  v1::SignedBlob signed_blob;
+  ASSERT_TRUE(signed_blob.ParseFromString(blob));
+  v1::Assertion payload;
+  ASSERT_TRUE(payload.ParseFromString(signed_blob.payload()));
+  ASSERT_EQ(payload.roles(), 0u);
+  payload.set_roles(kRoleAdmin);
+  signed_blob.set_payload(payload.SerializeAsString());
+  ExpectDenied(VerifyAssertion(key_.verify_key(), signed_blob.SerializeAsString(), clock_).status(),
+               "assertion: bad signature");
+
+  // Signed by a key of their own instead: the verifier does not hold it.
+  const SigningKey forger = SigningKey::Generate();
+  const std::string forged =
+      IssueAssertion(forger, 42, "Aria", "gate-1", 60'000, clock_, kRoleAdmin);
+  EXPECT_EQ(VerifyAssertion(key_.verify_key(), forged, clock_).status().code(),
+            StatusCode::kPermissionDenied);
+}
+
+TEST_F(Documents, AnAssertionWithARoleThisBuildDoesNotKnowIsMalformed) {
+  v1::Assertion payload;
+  payload.set_account_id(42);
+  payload.set_character("Aria");
+  payload.set_nonce("n");
+  payload.set_gate_id("gate-1");
+  payload.set_expires_unix_ms(WallMs(clock_) + 60'000);
+  payload.set_roles(kRoleAdmin | (1u << 9));
+  v1::SignedBlob blob;
+  blob.set_payload(payload.SerializeAsString());
+  blob.set_signature(key_.Sign(blob.payload()));
+  blob.set_key_id(key_.id());
+  ExpectDenied(VerifyAssertion(key_.verify_key(), blob.SerializeAsString(), clock_).status(),
+               "assertion: malformed");
+}
+
 TEST_F(Documents, AssertionIsASignedBlobOfTheProtoPayload) {
   const std::string blob = IssueAssertion(key_, 7, "Bram", "gate-1", 1'000, clock_);
   v1::SignedBlob signed_blob;

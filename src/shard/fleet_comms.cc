@@ -205,6 +205,36 @@ void FleetComms::Tell(const std::string& from, const std::string& to, const std:
                }));
 }
 
+// ---------------------------------------------------------------- staff orders
+
+void FleetComms::Staff(const world::StaffOrder& order,
+                       std::function<void(world::StaffOutcome)> done) {
+  const auto fail = [&done](Status status, std::string text) {
+    world::StaffOutcome outcome;
+    outcome.status = std::move(status);
+    outcome.text = std::move(text);
+    done(std::move(outcome));
+  };
+  if (!bus_.connected()) return fail(Status::Unavailable("bus down"), kBusDown);
+  const std::string target = order.target;
+  bus_.Request(PlayerSubject(target), EncodeStaffOrder(order),
+               std::chrono::milliseconds(options_.tell_timeout_ms),
+               in_flight_->Wrap([target, done](Result<std::string> reply) {
+                 world::StaffOutcome outcome;
+                 if (reply.ok()) {
+                   outcome = DecodeStaffOutcome(*reply);
+                 } else if (reply.status().code() == StatusCode::kNotFound) {
+                   // No world answers for them: nobody of that name plays anywhere now.
+                   outcome.status = reply.status();
+                   outcome.text = "Nobody called '" + target + "' is online.";
+                 } else {
+                   outcome.status = reply.status();
+                   outcome.text = target + " cannot be reached right now; try again.";
+                 }
+                 done(std::move(outcome));
+               }));
+}
+
 void FleetComms::AnswerUnreachable(const std::string& to,
                                    const std::function<void(std::string)>& answer) {
   blocking_(in_flight_->Wrap([this, to, answer] {
@@ -234,6 +264,38 @@ void FleetComms::OnPlayerMessage(const std::string& name_key, const bus::Message
     if (name.empty()) name = name_key;
     json::object reply{{"outcome", s.ok() ? "delivered" : "unavailable"}, {"name", Text(name)}};
     if (!message.reply_to.empty()) (void)bus_.Reply(message, json::serialize(reply));
+  } else if (body.kind == PlayerMessage::Kind::kStaff) {
+    if (message.reply_to.empty()) return;
+    world::StaffOrder order = body.staff;
+    order.target = name_key;
+    if (!HasRole(order.issuer_roles, kRoleAdmin)) {
+      // The issuing world checked the role before sending; an order without it is a stray or
+      // hostile publisher's, and is refused rather than applied.
+      log_.Warn("security: staff order without an admin role refused",
+                {{"character", name_key}, {"from", order.issuer}});
+      world::StaffOutcome refused;
+      refused.status = Status::PermissionDenied("not staff");
+      refused.text = "That order was refused: it did not come from staff.";
+      (void)bus_.Reply(message, EncodeStaffOutcome(refused));
+      return;
+    }
+    log_.Info("staff order from another world",
+              {{"character", name_key},
+               {"order", std::string(world::StaffKindName(order.kind))},
+               {"from", order.issuer}});
+    // The outcome is sent from the target's zone once applied; a target who left in the
+    // meantime is answered at once.
+    const bus::Message request = message;
+    const Status s =
+        host_.ApplyStaff(order, in_flight_->Wrap([this, request](world::StaffOutcome outcome) {
+          (void)bus_.Reply(request, EncodeStaffOutcome(outcome));
+        }));
+    if (!s.ok()) {
+      world::StaffOutcome outcome;
+      outcome.status = s;
+      outcome.text = name_key + " cannot be reached right now; try again.";
+      (void)bus_.Reply(request, EncodeStaffOutcome(outcome));
+    }
   } else if (body.kind == PlayerMessage::Kind::kMail) {
     bool connected = false;
     {

@@ -45,7 +45,53 @@ json::array ToArray(const std::vector<std::string>& items) {
   return out;
 }
 
+int64_t IntField(const json::object& object, std::string_view key) {
+  const json::value* value = object.if_contains(key);
+  return value != nullptr && value->is_int64() ? value->as_int64() : 0;
+}
+
+constexpr world::StaffKind kStaffKinds[] = {world::StaffKind::kKick,   world::StaffKind::kMute,
+                                            world::StaffKind::kUnmute, world::StaffKind::kTransfer,
+                                            world::StaffKind::kStat,   world::StaffKind::kLocate};
+
+world::Ref RefField(const json::object& object, std::string_view key) {
+  return world::ParseRef(Field(object, key), "").value_or(world::Ref{});
+}
+
 }  // namespace
+
+std::string EncodeStaffOrder(const world::StaffOrder& order) {
+  return json::serialize(json::object{{"kind", "staff"},
+                                      {"order", world::StaffKindName(order.kind)},
+                                      {"from", order.issuer},
+                                      {"roles", order.issuer_roles},
+                                      {"room", order.room.empty() ? "" : order.room.ToString()},
+                                      {"until", order.mute_until_unix_ms},
+                                      {"reason", order.reason}});
+}
+
+std::string EncodeStaffOutcome(const world::StaffOutcome& outcome) {
+  return json::serialize(json::object{{"code", static_cast<int64_t>(outcome.status.code())},
+                                      {"text", outcome.text},
+                                      {"room", outcome.room.empty() ? "" : outcome.room.ToString()},
+                                      {"name", outcome.target_name}});
+}
+
+world::StaffOutcome DecodeStaffOutcome(std::string_view data) {
+  const json::object body = ParseObject(data);
+  world::StaffOutcome out;
+  const int64_t code = IntField(body, "code");
+  const std::string text = Field(body, "text");
+  if (body.empty() || code < 0 || code > static_cast<int64_t>(StatusCode::kInternal)) {
+    out.status = Status::Internal("unreadable staff reply");
+    return out;
+  }
+  out.status = code == 0 ? Status::Ok() : Status(static_cast<StatusCode>(code), text);
+  out.text = text;
+  out.room = RefField(body, "room");
+  out.target_name = Field(body, "name");
+  return out;
+}
 
 PlayerMessage DecodePlayerMessage(std::string_view data) {
   const json::object body = ParseObject(data);
@@ -56,6 +102,22 @@ PlayerMessage DecodePlayerMessage(std::string_view data) {
     out.text = Field(body, "text");
   } else if (kind == "mail") {
     out.kind = PlayerMessage::Kind::kMail;
+  } else if (kind == "staff") {
+    const std::string order = Field(body, "order");
+    for (const world::StaffKind candidate : kStaffKinds) {
+      if (order == world::StaffKindName(candidate)) {
+        out.kind = PlayerMessage::Kind::kStaff;
+        out.staff.kind = candidate;
+      }
+    }
+    if (out.kind != PlayerMessage::Kind::kStaff) return out;
+    out.staff.issuer = Field(body, "from");
+    const int64_t roles = IntField(body, "roles");
+    out.staff.issuer_roles =
+        roles > 0 && RolesKnown(static_cast<Roles>(roles)) ? static_cast<Roles>(roles) : 0;
+    out.staff.room = RefField(body, "room");
+    out.staff.mute_until_unix_ms = IntField(body, "until");
+    out.staff.reason = Field(body, "reason");
   } else {
     return out;
   }

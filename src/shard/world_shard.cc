@@ -469,6 +469,7 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
   if (!state.ok()) {
     return SendAttached(stream, session, Status::Internal("unreadable character"), "");
   }
+  state->roles = claim->roles;  // the signed roles, never the row's JSON
   std::string zone = host_.TargetZone(*state);
   const bool to_lobby = host_.FindZone(zone) == nullptr && lobby_fallback;
   if (to_lobby) {
@@ -535,6 +536,7 @@ void WorldShard::AttachEphemeral(std::shared_ptr<StreamHandle> stream, uint64_t 
       }
     }
   }
+  state.roles = claim.roles;
   std::string zone = host_.TargetZone(state);
   if (host_.FindZone(zone) == nullptr) {
     zone = options_.lobby_zone;
@@ -705,6 +707,14 @@ Status WorldShard::AcceptHandoff(const std::string& blob) {
   // Everything that can be checked is checked before anything moves.
   auto state = world::DecodeCharacter(snapshot->state_json);
   if (!state.ok()) return Status::InvalidArgument("handoff snapshot: unreadable character");
+  // Roles are not in the state's JSON: they come from the player's own assertion, which the
+  // snapshot carries and the account service signed. One that no longer verifies (it lapsed
+  // in transit) leaves a player, never more.
+  if (auto carried = auth::VerifyAssertion(assertion_keys_, snapshot->assertion, clock_);
+      carried.ok() && carried->account_id == snapshot->account_id &&
+      world::NameKey(carried->character) == world::NameKey(snapshot->character)) {
+    state->roles = carried->roles;
+  }
   state->room.zone = snapshot->zone;
   if (host_.pack()->FindRoom(state->room) == nullptr) {
     state->room = world::Ref{};  // the zone's entry falls back to the start room rule

@@ -132,6 +132,33 @@ AccountRecord NewAccountRow(std::string_view name, std::string_view password_has
   return stored;
 }
 
+Status CheckRoleUpdate(Roles grant, Roles revoke) {
+  if (!RolesKnown(grant) || !RolesKnown(revoke)) {
+    return Status::InvalidArgument("unknown role bits in a role update");
+  }
+  return Status::Ok();
+}
+
+Status CheckAuditRow(const AuditRow& row) {
+  if (row.actor.empty() || row.action.empty()) {
+    return Status::InvalidArgument("an audit row names its actor and action");
+  }
+  for (const std::string* field : {&row.actor, &row.action, &row.target, &row.detail, &row.world}) {
+    if (field->size() > limits::kAuditDetailBytesMax) {
+      return Status::InvalidArgument("an audit field is longer than the limit");
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckAuditListLimit(size_t limit) {
+  if (limit == 0 || limit > limits::kAuditListMax) {
+    return Status::InvalidArgument("an audit listing takes 1 to " +
+                                   std::to_string(limits::kAuditListMax) + " rows");
+  }
+  return Status::Ok();
+}
+
 Status CheckLockUntil(int64_t until_ms) {
   if (until_ms < 0) return Status::InvalidArgument("until_ms is negative");
   return Status::Ok();

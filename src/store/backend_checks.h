@@ -17,6 +17,7 @@
 
 #include "telos/base/status.h"
 #include "telos/store/account_store.h"
+#include "telos/store/audit_store.h"
 #include "telos/store/character_record.h"
 #include "telos/store/records_store.h"
 
@@ -89,6 +90,11 @@ AccountRecord NewAccountRow(std::string_view name, std::string_view password_has
 
 // InvalidArgument when the lock deadline of AccountStore::LockUntil is negative.
 Status CheckLockUntil(int64_t until_ms);
+// InvalidArgument unless both sets hold only known roles.
+Status CheckRoleUpdate(Roles grant, Roles revoke);
+// InvalidArgument for an audit row AuditStore::Append refuses, or a list limit past its bound.
+Status CheckAuditRow(const AuditRow& row);
+Status CheckAuditListLimit(size_t limit);
 
 // NotFound: no account row with `id`.
 Status NoSuchAccount(int64_t id);

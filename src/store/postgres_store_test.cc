@@ -120,6 +120,7 @@ class PostgresBackend final : public StoreBackend {
   AccountStore& accounts() override { return store_->accounts(); }
   MailStore& mail() override { return store_->mail(); }
   RecordsStore& records() override { return store_->records(); }
+  AuditStore& audit() override { return store_->audit(); }
   std::unique_ptr<StoreBackend> OpenPeer(const Clock& clock, bool record_zone_writes) override {
     auto peer = std::make_unique<PostgresBackend>();
     PostgresStoreOptions options = options_;

@@ -32,6 +32,7 @@ class SqliteBackend final : public StoreBackend {
   AccountStore& accounts() override { return store_->accounts(); }
   MailStore& mail() override { return store_->mail(); }
   RecordsStore& records() override { return store_->records(); }
+  AuditStore& audit() override { return store_->audit(); }
   std::unique_ptr<StoreBackend> OpenPeer(const Clock& clock, bool record_zone_writes) override {
     return std::make_unique<SqliteBackend>(path_, clock, record_zone_writes);
   }

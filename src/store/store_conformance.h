@@ -23,6 +23,7 @@
 
 #include "telos/base/clock.h"
 #include "telos/store/account_store.h"
+#include "telos/store/audit_store.h"
 #include "telos/store/character_store.h"
 #include "telos/store/mail_store.h"
 #include "telos/store/records_store.h"
@@ -37,6 +38,7 @@ class StoreBackend {
   virtual AccountStore& accounts() = 0;
   virtual MailStore& mail() = 0;
   virtual RecordsStore& records() = 0;
+  virtual AuditStore& audit() = 0;
   // Another store on the same database with its own connection, as a second process would open
   // it, with zone-write recording on or off. It borrows this backend's database, so it must be
   // destroyed before this backend. Null (after recording a failure) when it cannot be opened.
@@ -69,6 +71,7 @@ class StoreConformanceTest : public ::testing::TestWithParam<StoreBackendFactory
   AccountStore& accounts() { return backend_->accounts(); }
   MailStore& mail() { return backend_->mail(); }
   RecordsStore& records() { return backend_->records(); }
+  AuditStore& audit() { return backend_->audit(); }
 
   static constexpr std::string_view kHash = "$argon2id$v=19$m=65536,t=2,p=1$c2FsdA$aGFzaA";
 

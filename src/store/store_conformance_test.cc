@@ -678,6 +678,74 @@ CONFORMANCE_TEST(AccountsRoundTripAndTrackLogins) {
             StatusCode::kNotFound);
 }
 
+CONFORMANCE_TEST(AccountRolesAreGrantedAndRevokedDurably) {
+  const int64_t alice = NewAccount("Alice");
+  const int64_t bob = NewAccount("Bob");
+  EXPECT_EQ(accounts().Load("alice")->roles, kRolePlayer);  // a new account is a player
+
+  auto granted = accounts().UpdateRoles(alice, kRoleAdmin, 0);
+  ASSERT_TRUE(granted.ok()) << granted.status().ToString();
+  EXPECT_EQ(*granted, kRoleAdmin);
+  EXPECT_EQ(*accounts().UpdateRoles(alice, kRoleBuilder, 0), kRoleAdmin | kRoleBuilder);
+  EXPECT_EQ(accounts().Load("Alice")->roles, kRoleAdmin | kRoleBuilder);
+  EXPECT_EQ(accounts().LoadById(alice)->roles, kRoleAdmin | kRoleBuilder);
+  EXPECT_EQ(accounts().LoadById(bob)->roles, kRolePlayer);  // only the account named
+
+  // Another connection (another process) sees the row as written.
+  StoreBackend* peer = Peer(false);
+  ASSERT_NE(peer, nullptr);
+  EXPECT_EQ(peer->accounts().LoadById(alice)->roles, kRoleAdmin | kRoleBuilder);
+
+  EXPECT_EQ(*accounts().UpdateRoles(alice, 0, kRoleAdmin), kRoleBuilder);
+  EXPECT_EQ(*accounts().UpdateRoles(alice, 0, kRoleAdmin), kRoleBuilder);  // revoking twice
+  EXPECT_EQ(accounts().Load("alice")->roles, kRoleBuilder);
+
+  EXPECT_EQ(accounts().UpdateRoles(alice + 100, kRoleAdmin, 0).status().code(),
+            StatusCode::kNotFound);
+  // A bit no role uses is refused, and the row is left as it was.
+  EXPECT_EQ(accounts().UpdateRoles(alice, 1u << 7, 0).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(accounts().Load("alice")->roles, kRoleBuilder);
+}
+
+CONFORMANCE_TEST(AuditRowsAreAppendedAndListedNewestFirst) {
+  auto first = audit().Append({0, 1'000, "Ada", "kick", "Bob", "ok; reason: spam", "world-a"});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = audit().Append({0, 2'000, "Ada", "mute", "Carol", "ok", "world-b"});
+  ASSERT_TRUE(second.ok());
+  auto third = audit().Append({0, 3'000, "operator", "ban", "bob", "account", ""});
+  ASSERT_TRUE(third.ok());
+  EXPECT_LT(*first, *second);
+  EXPECT_LT(*second, *third);
+
+  auto all = audit().List(10, "", "");
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0], (AuditRow{*third, 3'000, "operator", "ban", "bob", "account", ""}));
+  EXPECT_EQ((*all)[2],
+            (AuditRow{*first, 1'000, "Ada", "kick", "Bob", "ok; reason: spam", "world-a"}));
+  EXPECT_EQ(audit().List(1, "", "")->front().id, *third);
+  auto by_ada = audit().List(10, "ADA", "");
+  ASSERT_TRUE(by_ada.ok());
+  EXPECT_EQ(by_ada->size(), 2u);
+  auto about_bob = audit().List(10, "", "Bob");
+  ASSERT_TRUE(about_bob.ok());
+  EXPECT_EQ(about_bob->size(), 2u);  // "Bob" and "bob"
+
+  EXPECT_EQ(audit().Append({0, 1, "", "kick", "x", "", ""}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(audit()
+                .Append({0, 1, "Ada", "kick", "x",
+                         std::string(limits::kAuditDetailBytesMax + 1, 'a'), ""})
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(audit().List(0, "", "").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(audit().List(limits::kAuditListMax + 1, "", "").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(audit().List(10, "", "")->size(), 3u);  // refused rows left nothing behind
+}
+
 CONFORMANCE_TEST(MailIsDeliveredListedReadAndDeleted) {
   const int64_t account = NewAccount("alice");
   MustCreate("Aldric", account);

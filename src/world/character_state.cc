@@ -161,6 +161,8 @@ std::string EncodeCharacter(const CharacterState& s) {
     for (const auto& [id, until_ms] : s.cooldowns) cooldowns[id] = until_ms;
     out["cooldowns"] = std::move(cooldowns);
   }
+  // Only when set: a row that was never muted keeps the layout every older build reads.
+  if (s.muted_until_unix_ms != 0) out["muted_until_unix_ms"] = s.muted_until_unix_ms;
   return json::serialize(out);
 }
 
@@ -190,7 +192,8 @@ Result<CharacterState> DecodeCharacter(std::string_view text) {
       !r.Int(obj, "mana", &s.mana) || !r.Int(obj, "max_mana", &s.max_mana) ||
       !r.Int(obj, "moves", &s.moves) || !r.Int(obj, "max_moves", &s.max_moves) ||
       !r.Int(obj, "wallet_coins", &s.wallet_coins) || !r.Int(obj, "bank_coins", &s.bank_coins) ||
-      !r.Bool(obj, "colour", &s.colour, false)) {
+      !r.Bool(obj, "colour", &s.colour, false) ||
+      !r.Int(obj, "muted_until_unix_ms", &s.muted_until_unix_ms, false)) {
     return fail();
   }
   if (const json::value* stats = obj.if_contains("stats"); stats && stats->is_object()) {

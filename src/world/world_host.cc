@@ -327,6 +327,88 @@ void WorldHost::Tell(const std::string& from, const std::string& to, const std::
   }
 }
 
+// --- Staff
+
+Status WorldHost::ApplyStaff(const StaffOrder& order, std::function<void(StaffOutcome)> done) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto target = roster_.find(NameKey(order.target));
+  if (target == roster_.end()) return Status::NotFound("not online here");
+  auto zone = zones_.find(target->second.zone);
+  if (zone == zones_.end()) return Status::Unavailable("in transit");
+  return zone->second->ApplyStaff(order, std::move(done));
+}
+
+void WorldHost::Staff(StaffOrder order) {
+  if (order.kind == StaffKind::kLocate && order.target.empty()) {
+    // goto <room>: no one else is involved.
+    StaffOutcome outcome;
+    outcome.room = order.room;
+    outcome.text = "You go to " + order.room.ToString() + ".";
+    return FinishStaff(order, std::move(outcome));
+  }
+  auto done = [this, order](StaffOutcome outcome) { FinishStaff(order, std::move(outcome)); };
+  const Status here = ApplyStaff(order, done);
+  if (here.ok()) return;
+  if (here.code() == StatusCode::kNotFound && comms_ != nullptr) {
+    // Not here: perhaps on another world, whose host applies it the same way.
+    return comms_->Staff(order, std::move(done));
+  }
+  StaffOutcome outcome;
+  outcome.status = here;
+  outcome.text = here.code() == StatusCode::kNotFound
+                     ? "Nobody called '" + order.target + "' is online."
+                     : order.target + " cannot be reached right now; try again.";
+  FinishStaff(order, std::move(outcome));
+}
+
+void WorldHost::FinishStaff(const StaffOrder& order, StaffOutcome outcome) {
+  const std::string issuer_key = NameKey(order.issuer);
+  if (order.kind == StaffKind::kLocate && outcome.status.ok() && !outcome.room.empty()) {
+    Teleport(issuer_key, outcome.room);
+  }
+  (void)Notify(issuer_key, outcome.text);
+  AuditRecord record;
+  record.actor = order.issuer;
+  record.action = std::string(StaffKindName(order.kind));
+  record.target = !outcome.target_name.empty() ? outcome.target_name
+                  : !order.target.empty()      ? order.target
+                                               : order.room.ToString();
+  std::string detail = outcome.status.ok() ? "ok" : "failed: " + outcome.status.ToString();
+  if (!order.reason.empty()) detail += "; reason: " + order.reason;
+  if (order.kind == StaffKind::kMute) {
+    detail += "; until_unix_ms " + std::to_string(order.mute_until_unix_ms);
+  }
+  record.detail = std::move(detail);
+  Audit(std::move(record));
+}
+
+void WorldHost::Teleport(const std::string& name_key, const Ref& room) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto player = roster_.find(name_key);
+  if (player == roster_.end()) return;
+  auto zone = zones_.find(player->second.zone);
+  if (zone == zones_.end()) return;
+  (void)zone->second->Teleport(name_key, room);
+}
+
+void WorldHost::Audit(AuditRecord record) {
+  record.at_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deps_.clock->WallNow().time_since_epoch())
+                          .count();
+  record.world = world_id_;
+  if (record.detail.size() > limits::kAuditDetailBytesMax) {
+    record.detail.resize(limits::kAuditDetailBytesMax);
+  }
+  // The log line is written whatever becomes of the durable row.
+  deps_.logger->Info("audit: staff action", {{"actor", record.actor},
+                                             {"action", record.action},
+                                             {"target", record.target},
+                                             {"detail", record.detail},
+                                             {"world", record.world},
+                                             {"at_unix_ms", record.at_unix_ms}});
+  if (audit_ != nullptr) audit_->Record(std::move(record));
+}
+
 Status WorldHost::DeliverTell(const std::string& from, const std::string& to_key,
                               const std::string& text, std::string* display_name) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -237,6 +237,18 @@ Status Zone::DeliverNotice(std::string to_key, std::string text) {
   });
 }
 
+Status Zone::ApplyStaff(StaffOrder order, std::function<void(StaffOutcome)> done) {
+  return Enqueue([order = std::move(order), done = std::move(done)](ZoneCore& core) {
+    done(core.ApplyStaff(order));
+  });
+}
+
+Status Zone::Teleport(std::string name_key, Ref room) {
+  return Enqueue([name_key = std::move(name_key), room = std::move(room)](ZoneCore& core) {
+    core.Teleport(name_key, room);
+  });
+}
+
 Status Zone::Inspect(std::function<void(const ZoneCore&)> probe) {
   return Enqueue([probe = std::move(probe)](ZoneCore& core) { probe(core); });
 }

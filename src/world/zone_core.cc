@@ -91,6 +91,7 @@ ZoneCore::ZoneCore(std::shared_ptr<const Pack> pack, const ZoneDef& zone, uint64
   RegisterMiscCommands(registry_);
   RegisterSkillCommands(registry_);
   RegisterQuestCommands(registry_);
+  RegisterStaffCommands(registry_);
   BuildRooms();
   save_interval_heartbeats_ =
       std::max<int64_t>(1, deps_.save_interval_ms / limits::kZoneHeartbeatMs);
@@ -358,6 +359,8 @@ void ZoneCore::Admit(PlayerTransfer transfer) {
   a.aliases = s.aliases;
   a.colour = s.colour;
   AssignClass(a, s);
+  a.roles = s.roles;
+  a.muted_until_unix_ms = s.muted_until_unix_ms;
   a.sink = std::move(transfer.sink);
   a.reply_to = std::move(transfer.reply_to);
   a.next_save_heartbeat = heartbeats_ + save_interval_heartbeats_;
@@ -422,6 +425,8 @@ CharacterState ZoneCore::Snapshot(const Actor& a) const {
   for (const auto& [id, until_ms] : a.cooldown_until_ms) {
     if (until_ms > now) s.cooldowns[id] = until_ms;
   }
+  s.roles = a.roles;
+  s.muted_until_unix_ms = a.muted_until_unix_ms;
   return s;
 }
 
@@ -628,7 +633,9 @@ void ZoneCore::Dispatch(Actor& actor, std::string_view line) {
     }
   }
   std::vector<std::string> ambiguous;
-  if (spec == nullptr && zone_command == nullptr) spec = registry_.FindPrefix(verb, &ambiguous);
+  if (spec == nullptr && zone_command == nullptr) {
+    spec = registry_.FindPrefix(verb, &ambiguous, actor.roles);
+  }
   if (spec == nullptr && zone_command == nullptr && ambiguous.empty()) {
     zone_command = FindZoneCommand(verb, false);
   }
@@ -639,7 +646,7 @@ void ZoneCore::Dispatch(Actor& actor, std::string_view line) {
       Send(actor, "'" + verb + "' could mean: " + list + ". Type more letters.");
       return;
     }
-    std::string suggestion = registry_.Suggest(verb);
+    std::string suggestion = registry_.Suggest(verb, actor.roles);
     Send(actor, "Unknown command '" + verb + "'." +
                     (suggestion.empty() ? "" : " Did you mean '" + suggestion + "'?") +
                     " Type 'commands' for a list.");
@@ -653,6 +660,13 @@ void ZoneCore::Dispatch(Actor& actor, std::string_view line) {
     if (!RunZoneCommand(actor, *zone_command, args)) {
       Send(actor, "Nothing happens.");
     }
+    return;
+  }
+  if (!HasRole(actor.roles, spec->role)) {
+    // Checked here, once, for every command that names a role: a staff command's own code
+    // never runs for a player, whatever it forgets to check.
+    Send(actor, "'" + spec->name + "' is a staff command (" + RoleNames(spec->role) +
+                    " only), and you are not " + RoleNames(spec->role) + ".");
     return;
   }
   if (actor.position < spec->min_position) {

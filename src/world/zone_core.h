@@ -103,6 +103,8 @@ struct Actor {
   std::map<std::string, int, std::less<>> quests_done;
   std::map<std::string, std::string> aliases;
   bool colour = true;
+  Roles roles = kRolePlayer;        // CharacterState::roles: what the staff commands check
+  int64_t muted_until_unix_ms = 0;  // CharacterState::muted_until_unix_ms
   std::string reply_to;
   // Set while the player's next line answers a question (the password command's prompts)
   // rather than being a command: Command() hands the line here whole and unread, so it is
@@ -287,6 +289,14 @@ class ZoneCore final : public ScriptHost {
   CharacterState Snapshot(const Actor& player) const;
   void Save(Actor& player, SaveReason reason);
   void QuitPlayer(Actor& player);
+
+  // Staff (commands/staff.cc). Applies an order to a player in this zone.
+  StaffOutcome ApplyStaff(const StaffOrder& order);
+  // Moves a player here to a room anywhere (goto); nothing when they are no longer here.
+  void Teleport(const std::string& key, const Ref& to);
+  // True (and tells them so) when `actor` is muted now: speech commands call it first.
+  bool RefuseMuted(Actor& actor);
+  int64_t WallUnixMs() const;
 
   // Scripting entry points (scripting.cc).
   void RunRoomHook(int room, const char* hook, Actor& actor);

@@ -442,7 +442,7 @@ class PostgresCharacterStore final : public CharacterStore {
 // ------------------------------------------------------------------------------------ accounts
 
 #define TELOS_PG_ACCOUNT_COLUMNS \
-  "id, display_name, password_hash, created_at_ms, failed_logins, locked_until_ms"
+  "id, display_name, password_hash, created_at_ms, failed_logins, locked_until_ms, roles"
 
 AccountRecord ReadAccount(const Rows& rows) {
   AccountRecord r;
@@ -452,6 +452,7 @@ AccountRecord ReadAccount(const Rows& rows) {
   r.created_at_ms = rows.Int(0, 3);
   r.failed_logins = rows.Int(0, 4);
   r.locked_until_ms = rows.Int(0, 5);
+  r.roles = static_cast<Roles>(rows.Int(0, 6));
   return r;
 }
 
@@ -527,6 +528,21 @@ class PostgresAccountStore final : public AccountStore {
     TELOS_RETURN_IF_ERROR(CheckLockUntil(until_ms));
     return UpdateOne("UPDATE accounts SET locked_until_ms = $2 WHERE id = $1 RETURNING id",
                      Params().Add(id).Add(until_ms), id, "locking an account");
+  }
+
+  Result<Roles> UpdateRoles(int64_t id, Roles grant, Roles revoke) override {
+    TELOS_RETURN_IF_ERROR(CheckRoleUpdate(grant, revoke));
+    std::lock_guard lock(db_.mu);
+    TELOS_PG_CONNECTION(conn);
+    // One statement, so two grants at once both stick.
+    auto rows = conn.Exec(
+        "UPDATE accounts SET roles = (roles | $2::bigint) & ~($3::bigint) WHERE id = $1 "
+        "RETURNING roles",
+        Params().Add(id).Add(static_cast<int64_t>(grant)).Add(static_cast<int64_t>(revoke)),
+        Access::kWrite, "updating an account's roles");
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return NoSuchAccount(id);
+    return static_cast<Roles>(rows->Int(0, 0));
   }
 
  private:
@@ -713,6 +729,54 @@ class PostgresRecordsStore final : public RecordsStore {
   Database& db_;
 };
 
+// ---------------------------------------------------------------------------------------- audit
+
+class PostgresAuditStore final : public AuditStore {
+ public:
+  explicit PostgresAuditStore(Database& db) : db_(db) {}
+
+  Result<int64_t> Append(const AuditRow& row) override {
+    TELOS_RETURN_IF_ERROR(CheckAuditRow(row));
+    std::lock_guard lock(db_.mu);
+    TELOS_PG_CONNECTION(conn);
+    auto rows = conn.Exec(
+        "INSERT INTO staff_audit (at_unix_ms, actor, action, target, detail, world) "
+        "VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+        Params()
+            .Add(row.at_unix_ms)
+            .Add(row.actor)
+            .Add(row.action)
+            .Add(row.target)
+            .Add(row.detail)
+            .Add(row.world),
+        Access::kWrite, "appending an audit row");
+    if (!rows.ok()) return rows.status();
+    return rows->Int(0, 0);
+  }
+
+  Result<std::vector<AuditRow>> List(size_t limit, const std::string& actor,
+                                     const std::string& target) override {
+    TELOS_RETURN_IF_ERROR(CheckAuditListLimit(limit));
+    std::lock_guard lock(db_.mu);
+    auto rows = db_.ReadLocked(
+        "SELECT id, at_unix_ms, actor, action, target, detail, world FROM staff_audit "
+        "WHERE ($1 = '' OR lower(actor) = lower($1)) AND ($2 = '' OR lower(target) = lower($2)) "
+        "ORDER BY id DESC LIMIT $3",
+        Params().Add(actor).Add(target).Add(static_cast<int64_t>(limit)),
+        "listing the audit trail");
+    if (!rows.ok()) return rows.status();
+    std::vector<AuditRow> out;
+    for (int i = 0; i < rows->size(); ++i) {
+      out.push_back(AuditRow{rows->Int(i, 0), rows->Int(i, 1), rows->Text(i, 2), rows->Text(i, 3),
+                             rows->Text(i, 4), rows->Text(i, 5), rows->Text(i, 6)});
+    }
+    return out;
+  }
+
+ private:
+  Database& db_;
+};
+
 class PostgresStoreImpl final : public PostgresStore {
  public:
   PostgresStoreImpl(ConnectOptions connect, const PostgresStoreOptions& options, const Clock& clock,
@@ -722,12 +786,14 @@ class PostgresStoreImpl final : public PostgresStore {
         accounts_(db_),
         mail_(db_, options.schema),
         records_(db_),
+        audit_(db_),
         schema_version_(schema_version) {}
 
   CharacterStore& characters() override { return characters_; }
   AccountStore& accounts() override { return accounts_; }
   MailStore& mail() override { return mail_; }
   RecordsStore& records() override { return records_; }
+  AuditStore& audit() override { return audit_; }
   int64_t schema_version() const override { return schema_version_; }
 
   Status Ping() override {
@@ -742,6 +808,7 @@ class PostgresStoreImpl final : public PostgresStore {
   PostgresAccountStore accounts_;
   PostgresMailStore mail_;
   PostgresRecordsStore records_;
+  PostgresAuditStore audit_;
   const int64_t schema_version_;
 };
 

@@ -323,7 +323,7 @@ class SqliteCharacterStore final : public CharacterStore {
 // ------------------------------------------------------------------------------------ accounts
 
 constexpr std::string_view kAccountColumns =
-    "id, display_name, password_hash, created_at_ms, failed_logins, locked_until_ms";
+    "id, display_name, password_hash, created_at_ms, failed_logins, locked_until_ms, roles";
 
 AccountRecord ReadAccount(const Query& q) {
   AccountRecord r;
@@ -333,6 +333,7 @@ AccountRecord ReadAccount(const Query& q) {
   r.created_at_ms = q.Int(3);
   r.failed_logins = q.Int(4);
   r.locked_until_ms = q.Int(5);
+  r.roles = static_cast<Roles>(q.Int(6));
   return r;
 }
 
@@ -420,6 +421,25 @@ class SqliteAccountStore final : public AccountStore {
     TELOS_SQL_QUERY(q, conn, "UPDATE accounts SET locked_until_ms = ?1 WHERE id = ?2");
     TELOS_RETURN_IF_ERROR(q.Bind(1, until_ms).Bind(2, id).Run("locking an account"));
     return db_.Changes() == 0 ? NoSuchAccount(id) : Status::Ok();
+  }
+
+  Result<Roles> UpdateRoles(int64_t id, Roles grant, Roles revoke) override {
+    TELOS_RETURN_IF_ERROR(CheckRoleUpdate(grant, revoke));
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    TELOS_SQL_QUERY(q, conn,
+                    "UPDATE accounts SET roles = (roles | ?1) & ~?2 WHERE id = ?3 RETURNING roles");
+    auto row = q.Bind(1, static_cast<int64_t>(grant))
+                   .Bind(2, static_cast<int64_t>(revoke))
+                   .Bind(3, id)
+                   .Step("updating an account's roles");
+    if (!row.ok()) return row.status();
+    if (!*row) return NoSuchAccount(id);
+    const auto roles = static_cast<Roles>(q.Int(0));
+    // Finish the statement so the implicit transaction ends before the Query resets it.
+    auto done = q.Step("updating an account's roles");
+    if (!done.ok()) return done.status();
+    return roles;
   }
 
  private:
@@ -690,6 +710,53 @@ class SqliteRecordsStore final : public RecordsStore {
   Database& db_;
 };
 
+// ------------------------------------------------------------------------------------ audit
+
+class SqliteAuditStore final : public AuditStore {
+ public:
+  explicit SqliteAuditStore(Database& db) : db_(db) {}
+
+  Result<int64_t> Append(const AuditRow& row) override {
+    TELOS_RETURN_IF_ERROR(CheckAuditRow(row));
+    std::lock_guard lock(db_.mu);
+    Connection& conn = *db_.conn;
+    TELOS_SQL_QUERY(q, conn,
+                    "INSERT INTO staff_audit (at_unix_ms, actor, action, target, detail, world) "
+                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    q.Bind(1, row.at_unix_ms)
+        .Bind(2, row.actor)
+        .Bind(3, row.action)
+        .Bind(4, row.target)
+        .Bind(5, row.detail)
+        .Bind(6, row.world);
+    TELOS_RETURN_IF_ERROR(q.Run("appending an audit row"));
+    return static_cast<int64_t>(sqlite3_last_insert_rowid(conn.db()));
+  }
+
+  Result<std::vector<AuditRow>> List(size_t limit, const std::string& actor,
+                                     const std::string& target) override {
+    TELOS_RETURN_IF_ERROR(CheckAuditListLimit(limit));
+    std::lock_guard lock(db_.mu);
+    TELOS_SQL_QUERY(q, *db_.conn,
+                    "SELECT id, at_unix_ms, actor, action, target, detail, world FROM staff_audit "
+                    "WHERE (?1 = '' OR lower(actor) = lower(?1)) AND "
+                    "(?2 = '' OR lower(target) = lower(?2)) ORDER BY id DESC LIMIT ?3");
+    q.Bind(1, actor).Bind(2, target).Bind(3, static_cast<int64_t>(limit));
+    std::vector<AuditRow> out;
+    while (true) {
+      auto row = q.Step("listing the audit trail");
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      out.push_back(
+          AuditRow{q.Int(0), q.Int(1), q.Text(2), q.Text(3), q.Text(4), q.Text(5), q.Text(6)});
+    }
+    return out;
+  }
+
+ private:
+  Database& db_;
+};
+
 class SqliteStoreImpl final : public SqliteStore {
  public:
   SqliteStoreImpl(std::unique_ptr<Connection> conn, const Clock& clock, int64_t schema_version,
@@ -700,6 +767,7 @@ class SqliteStoreImpl final : public SqliteStore {
         mail_(db_),
         checkpoints_(db_),
         records_(db_),
+        audit_(db_),
         schema_version_(schema_version) {}
 
   CharacterStore& characters() override { return characters_; }
@@ -707,6 +775,7 @@ class SqliteStoreImpl final : public SqliteStore {
   MailStore& mail() override { return mail_; }
   CheckpointStore& checkpoints() override { return checkpoints_; }
   RecordsStore& records() override { return records_; }
+  AuditStore& audit() override { return audit_; }
   int64_t schema_version() const override { return schema_version_; }
 
  private:
@@ -716,6 +785,7 @@ class SqliteStoreImpl final : public SqliteStore {
   SqliteMailStore mail_;
   SqliteCheckpointStore checkpoints_;
   SqliteRecordsStore records_;
+  SqliteAuditStore audit_;
   const int64_t schema_version_;
 };
 

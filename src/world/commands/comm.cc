@@ -1,4 +1,4 @@
-// Communication: say, emote, tell, reply, ooc.
+// Communication: say, emote, tell, reply, ooc. A muted player (staff's mute) can use none.
 #include "commands/registry.h"
 #include "zone_core.h"
 
@@ -11,6 +11,7 @@ void RegisterCommCommands(CommandRegistry& r) {
          "say <text>",
          "Says something to the room.",
          [](CommandContext& c) {
+           if (c.zone.RefuseMuted(c.actor)) return;
            if (c.args.empty()) {
              c.zone.Send(c.actor, "Say what?");
              return;
@@ -27,6 +28,7 @@ void RegisterCommCommands(CommandRegistry& r) {
          "emote <action>",
          "Shows an action: 'emote smiles' shows 'Alice smiles'.",
          [](CommandContext& c) {
+           if (c.zone.RefuseMuted(c.actor)) return;
            if (c.args.empty()) {
              c.zone.Send(c.actor, "Emote what?");
              return;
@@ -39,6 +41,7 @@ void RegisterCommCommands(CommandRegistry& r) {
          "tell <player> <text>",
          "Sends a private message to a player anywhere in the world.",
          [](CommandContext& c) {
+           if (c.zone.RefuseMuted(c.actor)) return;
            auto [name, text] = SplitWord(c.args);
            if (name.empty() || text.empty()) {
              c.zone.Send(c.actor, "Tell whom what? Usage: tell <player> <text>");
@@ -56,6 +59,7 @@ void RegisterCommCommands(CommandRegistry& r) {
          "reply <text>",
          "Answers the last player who told you something.",
          [](CommandContext& c) {
+           if (c.zone.RefuseMuted(c.actor)) return;
            if (c.actor.reply_to.empty()) {
              c.zone.Send(c.actor, "Nobody has told you anything yet.");
              return;
@@ -72,6 +76,7 @@ void RegisterCommCommands(CommandRegistry& r) {
          "ooc <text>",
          "Talks on the out-of-character channel, heard by everyone in the world.",
          [](CommandContext& c) {
+           if (c.zone.RefuseMuted(c.actor)) return;
            if (c.args.empty()) {
              c.zone.Send(c.actor, "Say what on ooc?");
              return;

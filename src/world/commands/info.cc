@@ -230,7 +230,7 @@ void Commands(CommandContext& c) {
   std::string line;
   c.zone.Send(c.actor, "Commands:");
   for (const CommandSpec& spec : c.zone.registry().all()) {
-    if (spec.hidden) continue;
+    if (spec.hidden || !HasRole(c.actor.roles, spec.role)) continue;
     if (line.size() + spec.name.size() + 1 > 72) {
       c.zone.Send(c.actor, "  " + line);
       line.clear();

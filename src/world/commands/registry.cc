@@ -44,10 +44,12 @@ const CommandSpec* CommandRegistry::FindExact(std::string_view word) const {
 }
 
 const CommandSpec* CommandRegistry::FindPrefix(std::string_view word,
-                                               std::vector<std::string>* ambiguous) const {
+                                               std::vector<std::string>* ambiguous,
+                                               Roles roles) const {
   const CommandSpec* found = nullptr;
   std::vector<std::string> candidates;
   for (const CommandSpec& spec : commands_) {
+    if (!HasRole(roles, spec.role)) continue;
     if (!word.empty() && spec.name.starts_with(word)) {
       found = &spec;
       candidates.push_back(spec.name);
@@ -58,11 +60,11 @@ const CommandSpec* CommandRegistry::FindPrefix(std::string_view word,
   return nullptr;
 }
 
-std::string CommandRegistry::Suggest(std::string_view word) const {
+std::string CommandRegistry::Suggest(std::string_view word, Roles roles) const {
   std::string best;
   size_t best_distance = word.size() <= 3 ? 1 : 2;
   for (const CommandSpec& spec : commands_) {
-    if (spec.hidden) continue;
+    if (spec.hidden || !HasRole(roles, spec.role)) continue;
     size_t distance = EditDistance(word, spec.name);
     if (distance <= best_distance && (best.empty() || distance < best_distance)) {
       best = spec.name;

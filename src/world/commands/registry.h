@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "telos/base/roles.h"
+
 namespace telos::world {
 
 class ZoneCore;
@@ -32,6 +34,9 @@ struct CommandSpec {
   std::string help;   // one or more sentences
   std::function<void(CommandContext&)> run;
   bool hidden = false;  // not listed by `commands` (e.g. direction duplicates)
+  // The staff role the command needs (telos/base/roles.h); kRolePlayer for everyone. The
+  // dispatcher refuses it to anyone without the role, whatever the command's own code does.
+  Roles role = kRolePlayer;
 };
 
 class CommandRegistry {
@@ -41,10 +46,14 @@ class CommandRegistry {
   void Add(CommandSpec spec);
   // Exact name or alias.
   const CommandSpec* FindExact(std::string_view word) const;
-  // Unique prefix of a name. `ambiguous` lists the candidates when more than one matches.
-  const CommandSpec* FindPrefix(std::string_view word, std::vector<std::string>* ambiguous) const;
-  // The closest command name by edit distance, or empty when nothing is close.
-  std::string Suggest(std::string_view word) const;
+  // Unique prefix of a name among the commands `roles` may use (so an abbreviation never
+  // resolves to, or is made ambiguous by, a staff command for a player). `ambiguous` lists the
+  // candidates when more than one matches.
+  const CommandSpec* FindPrefix(std::string_view word, std::vector<std::string>* ambiguous,
+                                Roles roles = kRolePlayer) const;
+  // The closest command name by edit distance among those `roles` may use, or empty when
+  // nothing is close.
+  std::string Suggest(std::string_view word, Roles roles = kRolePlayer) const;
   const std::vector<CommandSpec>& all() const { return commands_; }
 
  private:
@@ -64,5 +73,6 @@ void RegisterQuestCommands(CommandRegistry& registry);
 // `help <topic>` for a skill, spell, race or class of the pack's game.toml, written from the
 // content itself so every one has an entry. False when the topic names none of them.
 bool GameHelp(ZoneCore& zone, Actor& actor, std::string_view topic);
+void RegisterStaffCommands(CommandRegistry& registry);
 
 }  // namespace telos::world

@@ -42,6 +42,7 @@
 #include "telos/base/limits.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
+#include "telos/base/roles.h"
 #include "telos/base/status.h"
 #include "telos/store/account_store.h"
 #include "telos/store/character_store.h"
@@ -100,6 +101,9 @@ class AccountService {
   Result<store::CharacterRecord> CheckOwnership(int64_t account_id, std::string_view name);
   // The id of the account that owns the character (NotFound for no such character).
   Result<int64_t> AccountOfCharacter(std::string_view name);
+  // The account's staff roles as stored now (NotFound for no such account): what an assertion
+  // is signed with, so a grant or revoke reaches the world at the next claim or renewal.
+  Result<Roles> RolesOf(int64_t account_id);
   // Verifies `old_password` for the account owning `character_name`, then stores the new hash.
   // Wrong old passwords count in LoginLockout under a pseudo-address of their own, so guessing
   // through the password command is slowed without touching the account's logins.

@@ -12,6 +12,7 @@
 
 #include "telos/auth/keys.h"
 #include "telos/base/clock.h"
+#include "telos/base/roles.h"
 #include "telos/base/status.h"
 
 namespace telos::auth {
@@ -26,17 +27,23 @@ struct Assertion {
   int64_t expires_unix_ms = 0;
   std::string nonce;    // per session, random
   std::string gate_id;  // the gate it was issued for
+  // The account's staff roles as the account service signed them. Signed like every other
+  // field, so a player cannot raise their own: a changed bit breaks the signature.
+  Roles roles = kRolePlayer;
 };
 
 // Issues an assertion for `gate_id` valid for `ttl_ms` from the clock's wall time, with a fresh
-// random nonce. Returns the serialized SignedBlob.
+// random nonce. Returns the serialized SignedBlob. `roles` are the account's staff roles
+// (REQUIRES: RolesKnown(roles)).
 std::string IssueAssertion(const SigningKey& key, int64_t account_id, const std::string& character,
-                           const std::string& gate_id, int64_t ttl_ms, const Clock& clock);
-// The same session's assertion again (account, character, nonce and gate of `current`), valid
-// for `ttl_ms` from now. The caller has verified `current`.
+                           const std::string& gate_id, int64_t ttl_ms, const Clock& clock,
+                           Roles roles = kRolePlayer);
+// The same session's assertion again (account, character, nonce, gate and roles of `current`),
+// valid for `ttl_ms` from now. The caller has verified `current`.
 std::string RenewAssertion(const SigningKey& key, const Assertion& current, int64_t ttl_ms,
                            const Clock& clock);
-// Every failure is PermissionDenied; an assertion without a gate id is "malformed".
+// Every failure is PermissionDenied; an assertion without a gate id, or with a role bit no role
+// uses, is "malformed".
 Result<Assertion> VerifyAssertion(const KeyRing& keys, const std::string& signed_blob,
                                   const Clock& clock);
 

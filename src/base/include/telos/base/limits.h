@@ -402,4 +402,14 @@ inline constexpr int64_t kOtlpRequestTimeoutMsMax = 600'000;
 // OTEL_RESOURCE_ATTRIBUTES and OTEL_EXPORTER_OTLP_HEADERS: entries in one variable.
 inline constexpr size_t kOtlpListEntriesMax = 64;
 
+// --- Staff commands and the audit trail (issue 30; src/world/commands/staff.cc, src/store,
+// apps/telos). A mute always has an expiry.
+inline constexpr int64_t kStaffMuteMinutesMax = 30LL * 24 * 60;  // a month
+// A reason given with a kick or mute: shown to the player and kept in the audit row.
+inline constexpr size_t kStaffReasonBytesMax = 200;
+// An audit row's free-text detail (the reason and the outcome).
+inline constexpr size_t kAuditDetailBytesMax = 512;
+// Rows `telos ctl audit` prints at most per call (newest first).
+inline constexpr size_t kAuditListMax = 1000;
+
 }  // namespace telos::limits

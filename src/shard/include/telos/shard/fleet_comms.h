@@ -79,6 +79,10 @@ class FleetComms final : public world::RemoteComms {
             std::function<void(std::string)> answer) override;
   bool Channel(const std::string& channel, const std::string& from,
                const std::string& text) override;
+  // A staff order for a player on another world: a request on their subject, applied by the
+  // world they play on (WorldHost::ApplyStaff) and answered with the outcome.
+  void Staff(const world::StaffOrder& order,
+             std::function<void(world::StaffOutcome)> done) override;
 
   // A letter to `recipient` was accepted: ping them if they are connected somewhere.
   void PingMail(const std::string& recipient, const std::string& sender);

@@ -10,6 +10,9 @@
 //   <prefix>.reload.<shard>  {"op":"check"|"apply","hash":H}          (pack_reload.h)
 //   its reply                {"ok":B,"shard":S,"running":H,"error":E,"problems":[..],
 //                             "rebuilt":[..],"players":N,"relocated":N}
+//   <prefix>.player.<token>  {"kind":"staff","order":KIND,"from":F,"roles":N,"room":"z:r",
+//                             "until":MS,"reason":R}  (a staff order, telos/world/staff.h)
+//   its reply                {"code":N,"text":T,"room":"z:r","name":N}
 //
 // Thread safety: pure functions.
 #pragma once
@@ -19,13 +22,16 @@
 #include <string_view>
 #include <vector>
 
+#include "telos/world/staff.h"
+
 namespace telos::shard {
 
 struct PlayerMessage {
-  enum class Kind { kUnknown, kTell, kMail };
+  enum class Kind { kUnknown, kTell, kMail, kStaff };
   Kind kind = Kind::kUnknown;
   std::string from;
-  std::string text;  // kTell only
+  std::string text;         // kTell only
+  world::StaffOrder staff;  // kStaff only; an unknown order kind reads as kUnknown
 };
 PlayerMessage DecodePlayerMessage(std::string_view data);
 
@@ -34,6 +40,12 @@ struct TellReply {
   std::string name;        // the recipient's display name; empty when the reply has none
 };
 TellReply DecodeTellReply(std::string_view data);
+
+// A staff order for `target` as FleetComms sends it, and the reply its far end sends back.
+std::string EncodeStaffOrder(const world::StaffOrder& order);
+std::string EncodeStaffOutcome(const world::StaffOutcome& outcome);
+// A reply that is not one reads as Unknown with no text.
+world::StaffOutcome DecodeStaffOutcome(std::string_view data);
 
 struct ChannelLine {
   std::string origin;  // the shard that published it

@@ -4,7 +4,9 @@
 // and a password hash. The store never sees a password: hashing and verification (argon2id)
 // live in the account service, which hands the store the encoded hash string. The failed-login
 // counter and lock are plain fields with atomic updates; the lockout policy (how many failures,
-// for how long) belongs to the caller. An account's characters are listed through
+// for how long) belongs to the caller. Staff roles (telos/base/roles.h) are a bit set on the row,
+// changed by `telos admin grant` / `revoke`, read by the account service when it signs an
+// assertion. An account's characters are listed through
 // CharacterStore::ListByAccount.
 //
 // Ownership: the store owns the rows; records are returned by value.
@@ -17,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "telos/base/roles.h"
 #include "telos/base/status.h"
 
 namespace telos::store {
@@ -28,6 +31,7 @@ struct AccountRecord {
   int64_t created_at_ms = 0;    // Unix milliseconds
   int64_t failed_logins = 0;    // consecutive failures since the last success
   int64_t locked_until_ms = 0;  // Unix milliseconds; 0 means not locked
+  Roles roles = kRolePlayer;    // staff roles; a new account has none
 
   bool operator==(const AccountRecord&) const = default;
 };
@@ -55,6 +59,11 @@ class AccountStore {
   virtual Status RecordLoginSuccess(int64_t id) = 0;
   // Locks the account until `until_ms` (Unix milliseconds); 0 unlocks.
   virtual Status LockUntil(int64_t id, int64_t until_ms) = 0;
+
+  // Sets the bits of `grant` and clears those of `revoke` in one atomic update, and returns the
+  // account's roles after it. NotFound when there is no such account.
+  // REQUIRES: RolesKnown(grant) and RolesKnown(revoke) (else InvalidArgument).
+  virtual Result<Roles> UpdateRoles(int64_t id, Roles grant, Roles revoke) = 0;
 };
 
 }  // namespace telos::store

@@ -33,6 +33,7 @@
 #include "telos/base/clock.h"
 #include "telos/base/status.h"
 #include "telos/store/account_store.h"
+#include "telos/store/audit_store.h"
 #include "telos/store/character_store.h"
 #include "telos/store/mail_store.h"
 #include "telos/store/records_store.h"
@@ -77,6 +78,8 @@ class PostgresStore {
   virtual MailStore& mail() = 0;
   // Game-event tallies applied once each (migration 0004).
   virtual RecordsStore& records() = 0;
+  // The staff audit trail (migration 0006).
+  virtual AuditStore& audit() = 0;
 
   // The highest migration applied when the store was opened.
   virtual int64_t schema_version() const = 0;

@@ -25,6 +25,7 @@
 #include "telos/base/limits.h"
 #include "telos/base/status.h"
 #include "telos/store/account_store.h"
+#include "telos/store/audit_store.h"
 #include "telos/store/character_store.h"
 #include "telos/store/checkpoint_store.h"
 #include "telos/store/mail_store.h"
@@ -63,6 +64,8 @@ class SqliteStore {
   virtual CheckpointStore& checkpoints() = 0;
   // Game-event tallies applied once each (migration 0006).
   virtual RecordsStore& records() = 0;
+  // The staff audit trail (migration 0008).
+  virtual AuditStore& audit() = 0;
 
   // The highest migration applied to the file.
   virtual int64_t schema_version() const = 0;

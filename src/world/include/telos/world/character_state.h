@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "telos/base/roles.h"
 #include "telos/base/status.h"
 #include "telos/world/content.h"
 #include "telos/world/names.h"  // NameKey, for every caller that has always found it here
@@ -84,6 +85,13 @@ struct CharacterState {
   // running are kept; 0 / absent: nothing to wait for.
   int64_t lag_until_ms = 0;
   std::map<std::string, int64_t> cooldowns;
+  // Silenced by staff (say, emote, tell, reply and channels refused) until then, Unix ms; 0 when
+  // not. Saved, so a mute outlives a quit and a move to another world.
+  int64_t muted_until_unix_ms = 0;
+  // The account's staff roles, from the signed assertion the world admitted the character on.
+  // Never encoded: a saved row or a snapshot's JSON must not be able to make anyone staff, so
+  // whoever builds a state from JSON sets this from a verified assertion (or leaves a player).
+  Roles roles = kRolePlayer;
 
   bool operator==(const CharacterState&) const = default;
 };

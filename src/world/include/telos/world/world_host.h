@@ -63,6 +63,11 @@ class RemoteComms {
   // not be sent.
   virtual bool Channel(const std::string& channel, const std::string& from,
                        const std::string& text) = 0;
+  // A staff order for a player who is not in this host (telos/world/staff.h). `done` gets the
+  // outcome exactly once, on any thread: NotFound when no world has them.
+  virtual void Staff(const StaffOrder& order, std::function<void(StaffOutcome)> done) {
+    done({Status::NotFound("no fleet"), "Nobody called '" + order.target + "' is online.", {}, {}});
+  }
 };
 
 // Makes the executor for a new zone (a strand in production; one shared ManualExecutor in tests).
@@ -135,6 +140,18 @@ class WorldHost final : private ZoneRouter {
   void SetFleetHooks(FleetHooks* hooks) { fleet_ = hooks; }
   // REQUIRES: called before the first zone starts; `comms` outlives the host's zones.
   void SetRemoteComms(RemoteComms* comms) { comms_ = comms; }
+  // Where staff actions taken here are recorded durably (each is also a JSON log line), and the
+  // world id the records name. REQUIRES: called before the first zone starts; `audit`
+  // outlives the host's zones. Without it the log line is the only record.
+  void SetAuditPort(AuditPort* audit, std::string world_id) {
+    audit_ = audit;
+    world_id_ = std::move(world_id);
+  }
+
+  // ---- staff (telos/world/staff.h)
+  // Applies an order to the player it names when they play in this host: `done` gets the
+  // outcome on their zone's executor. NotFound (and `done` not called) when they are not here.
+  Status ApplyStaff(const StaffOrder& order, std::function<void(StaffOutcome)> done);
 
   // ---- messages from other shards (RemoteComms' far end)
   // Delivers a tell to a player in this host; `*display_name` gets their name. NotFound when
@@ -176,6 +193,11 @@ class WorldHost final : private ZoneRouter {
   bool IsRunning(const std::string& zone_id) const override;
   void Forward(const std::string& name_key, std::string line, int hops) override;
   void Departed(const std::string& name_key) override;
+  void Staff(StaffOrder order) override;
+  void Audit(AuditRecord record) override;
+  // The issuer hears the outcome (and goto moves them); the action is audited.
+  void FinishStaff(const StaffOrder& order, StaffOutcome outcome);
+  void Teleport(const std::string& name_key, const Ref& room);
 
   Status AdmitLocked(PlayerTransfer transfer);
   // A rebuilt zone's players, frozen by the old zone, go into the new one (then their held
@@ -209,6 +231,8 @@ class WorldHost final : private ZoneRouter {
   std::shared_ptr<const Pack> pack_;
   FleetHooks* fleet_ = nullptr;
   RemoteComms* comms_ = nullptr;
+  AuditPort* audit_ = nullptr;
+  std::string world_id_;
   ZoneDeps deps_;
   ExecutorFactory executors_;
   uint64_t seed_;

@@ -42,6 +42,7 @@
 #include "telos/world/content.h"
 #include "telos/world/executor.h"
 #include "telos/world/ports.h"
+#include "telos/world/staff.h"
 
 namespace telos::world {
 
@@ -78,6 +79,11 @@ class ZoneRouter {
   virtual void Forward(const std::string& name_key, std::string line, int hops) = 0;
   // The player quit: drop them from routing.
   virtual void Departed(const std::string& name_key) = 0;
+  // A staff order from a player in this zone for a player anywhere (telos/world/staff.h). The
+  // outcome reaches the issuer as a notice. A router that reaches no one ignores it.
+  virtual void Staff(StaffOrder order) { (void)order; }
+  // A staff action taken in this zone alone (a mob's stat): written to the audit trail.
+  virtual void Audit(AuditRecord record) { (void)record; }
 };
 
 // Everything a zone needs from outside, passed by the host. All references must outlive it.
@@ -140,6 +146,11 @@ class Zone : public std::enable_shared_from_this<Zone> {
   Status DeliverTell(std::string from, std::string to_key, std::string text);
   Status DeliverChannel(std::string channel, std::string from, std::string text);
   Status DeliverNotice(std::string to_key, std::string text);
+  // Applies a staff order to the player `order.target` names, who plays here; `done` gets the
+  // outcome on the zone's executor (NotFound when they are not here).
+  Status ApplyStaff(StaffOrder order, std::function<void(StaffOutcome)> done);
+  // Moves a player here to `room` (in this zone or any other), as staff's goto does.
+  Status Teleport(std::string name_key, Ref room);
   // Runs `probe` on the zone's executor with read access to the zone (tests, admin tools).
   Status Inspect(std::function<void(const ZoneCore&)> probe);
 
