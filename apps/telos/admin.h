@@ -5,9 +5,9 @@
 //
 // The database is the one the account service signs from: PostgreSQL at TELOS_DATABASE_URL
 // (TELOS_DATABASE_SCHEMA) when that is set, else the SQLite file of `telos serve`,
-// TELOS_DATA_DIR/telos.db. Every grant and revoke is also an audit row. A change reaches a playing
-// character at its session's next assertion renewal (within half an assertion lifetime) and any new
-// login at once.
+// TELOS_DATA_DIR/telos.db. Every grant and revoke is also an audit row. A change takes effect
+// when the character next enters the world (after a quit or a kick); a character already in
+// the world keeps the roles it entered with.
 #pragma once
 
 #include <cstdint>

@@ -76,8 +76,8 @@ Result<CharacterClaim> LocalAccountDesk::RenewAssertion(std::string_view ticket,
   if (*account_id != current->account_id) {
     return Status::PermissionDenied(std::string(kTicketRefusedMessage));
   }
-  // The roles are read again, so a revoke reaches a playing session within one renewal
-  // (half an assertion lifetime) rather than at its next login.
+  // The roles are read again, so the assertion the gate holds carries a grant or revoke made
+  // since the login (a world takes roles from the assertion a character enters on).
   auto roles = service_.RolesOf(current->account_id);
   if (!roles.ok()) return roles.status();
   current->roles = *roles;

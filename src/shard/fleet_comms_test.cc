@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -31,6 +32,7 @@
 #include "telos/bus/in_process_bus.h"
 #include "telos/directory/forwarding_directory.h"
 #include "telos/directory/memory_directory.h"
+#include "telos/shard/fleet_messages.h"
 #include "telos/world/character_state.h"
 #include "telos/world/content.h"
 #include "telos/world/executor.h"
@@ -211,9 +213,12 @@ class Shard {
   }
 
   // Logs `name` in and reports them resident here, attached through `gate` (empty: no gate).
-  std::shared_ptr<Sink> Login(const std::string& name, const std::string& gate) {
+  std::shared_ptr<Sink> Login(const std::string& name, const std::string& gate,
+                              Roles roles = kRolePlayer) {
     auto sink = std::make_shared<Sink>();
-    const Status s = host->Login(world::NewCharacter(name, env_.content.pack->start_room), sink);
+    world::CharacterState state = world::NewCharacter(name, env_.content.pack->start_room);
+    state.roles = roles;
+    const Status s = host->Login(std::move(state), sink);
     RELEASE_ASSERT(s.ok(), s.ToString());
     executor.RunReady();
     comms->Arrived(world::NameKey(name), gate);
@@ -285,6 +290,56 @@ class FleetCommsTest : public ::testing::Test {
   std::unique_ptr<Shard> a_;
   std::unique_ptr<Shard> b_;
 };
+
+// ---------------------------------------------------------------- staff orders
+
+TEST_F(FleetCommsTest, AnAdminOnOneWorldMutesStatsAndKicksAPlayerOnTheOther) {
+  MakeShards();
+  auto ada = a_->Login("Ada", "gate-1", kRoleAdmin);
+  auto bob = b_->Login("Bob", "gate-2");
+  a_->Say("Ada", "mute bob 5 flooding");
+  ASSERT_TRUE(Until([&] {
+    return ada->Has("You mute Bob for 5 minutes.") &&
+           bob->Has("Ada has muted you for 5 minutes: flooding");
+  })) << "ada: "
+      << ada->Text() << "\nbob: " << bob->Text();
+  b_->Say("Bob", "say hello?");
+  EXPECT_TRUE(bob->Has("You are muted for 5 more minutes."));
+
+  a_->Say("Ada", "stat bob");
+  ASSERT_TRUE(Until([&] { return ada->Has("Bob (player)"); })) << ada->Text();
+
+  a_->Say("Ada", "kick bob enough");
+  ASSERT_TRUE(Until([&] {
+    return ada->Has("You remove Bob from the game.") && !b_->host->ZoneOf("Bob").has_value();
+  })) << ada->Text();
+  EXPECT_TRUE(bob->Has("Ada has removed you from the game: enough"));
+
+  a_->Say("Ada", "kick nobody");
+  ASSERT_TRUE(Until([&] { return ada->Has("Nobody called 'nobody' is online."); })) << ada->Text();
+}
+
+TEST_F(FleetCommsTest, AStaffOrderWithoutTheAdminRoleIsRefusedByTheTargetsWorld) {
+  MakeShards();
+  auto bob = b_->Login("Bob", "gate-2");
+  // Whoever publishes on the bus can write any order; one claiming no role is refused there.
+  world::StaffOrder forged;
+  forged.kind = world::StaffKind::kKick;
+  forged.issuer = "Mallory";
+  forged.target = "bob";
+  std::atomic<bool> answered = false;
+  world::StaffOutcome outcome;
+  a_->bus.Request(b_->comms->PlayerSubject("bob"), EncodeStaffOrder(forged),
+                  std::chrono::seconds(5), [&](Result<std::string> reply) {
+                    ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+                    outcome = DecodeStaffOutcome(*reply);
+                    answered = true;
+                  });
+  ASSERT_TRUE(Until([&] { return answered.load(); }));
+  EXPECT_EQ(outcome.status.code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(b_->host->ZoneOf("Bob").has_value());
+  EXPECT_FALSE(bob->Has("removed you"));
+}
 
 // ---------------------------------------------------------------- tells
 

@@ -32,6 +32,48 @@ TEST(FleetMessagesTest, StrayPublishersReadAsNothing) {
   EXPECT_EQ(m.text, "hello");
 }
 
+TEST(FleetMessagesTest, AStaffOrderRoundTripsAndAnUnknownOrderIsNothing) {
+  world::StaffOrder order;
+  order.kind = world::StaffKind::kMute;
+  order.issuer = "Ada";
+  order.issuer_roles = kRoleAdmin;
+  order.target = "bob";
+  order.room = world::Ref{"town", "square"};
+  order.mute_until_unix_ms = 1'900'000'000'000;
+  order.reason = "flooding \"ooc\"";
+  const PlayerMessage m = DecodePlayerMessage(EncodeStaffOrder(order));
+  ASSERT_EQ(m.kind, Kind::kStaff);
+  EXPECT_EQ(m.staff.kind, world::StaffKind::kMute);
+  EXPECT_EQ(m.staff.issuer, "Ada");
+  EXPECT_EQ(m.staff.issuer_roles, kRoleAdmin);
+  EXPECT_EQ(m.staff.room, (world::Ref{"town", "square"}));
+  EXPECT_EQ(m.staff.mute_until_unix_ms, 1'900'000'000'000);
+  EXPECT_EQ(m.staff.reason, "flooding \"ooc\"");
+  EXPECT_EQ(DecodePlayerMessage(R"({"kind":"staff","order":"ban","from":"A"})").kind,
+            Kind::kUnknown);
+  // Role bits no role uses read as a player's order, which the far end refuses.
+  EXPECT_EQ(DecodePlayerMessage(R"({"kind":"staff","order":"kick","from":"A","roles":255})")
+                .staff.issuer_roles,
+            kRolePlayer);
+}
+
+TEST(FleetMessagesTest, AStaffOutcomeRoundTripsAndGarbageIsAnError) {
+  world::StaffOutcome outcome;
+  outcome.text = "You go to Carol.";
+  outcome.room = world::Ref{"town", "alley"};
+  outcome.target_name = "Carol";
+  const world::StaffOutcome back = DecodeStaffOutcome(EncodeStaffOutcome(outcome));
+  EXPECT_TRUE(back.status.ok());
+  EXPECT_EQ(back.text, "You go to Carol.");
+  EXPECT_EQ(back.room, (world::Ref{"town", "alley"}));
+  EXPECT_EQ(back.target_name, "Carol");
+  outcome.status = Status::NotFound("gone");
+  EXPECT_EQ(DecodeStaffOutcome(EncodeStaffOutcome(outcome)).status.code(), StatusCode::kNotFound);
+  for (const char* data : {"", "[]", R"({"code":99})", R"({"code":-1})"}) {
+    EXPECT_EQ(DecodeStaffOutcome(data).status.code(), StatusCode::kInternal) << data;
+  }
+}
+
 TEST(FleetMessagesTest, TellReplyIsDeliveredOnlyWhenItSaysSo) {
   TellReply r = DecodeTellReply(R"({"outcome":"delivered","name":"Alice"})");
   EXPECT_TRUE(r.delivered);

@@ -1,8 +1,8 @@
-// libFuzzer target for the JSON messages FleetComms reads off NATS (fleet_messages.h): a tell or
-// mail ping on a player subject, the reply to a tell, a channel line, a content reload request
-// and its answer. Anyone who can publish on
-// the fleet's subjects controls these bytes. Besides "never crashes": an unknown kind carries
-// nothing, and a mail ping carries no text.
+// libFuzzer target for the JSON messages FleetComms reads off NATS (fleet_messages.h): a tell,
+// mail ping or staff order on a player subject, the reply to a tell or to a staff order, a
+// channel line, a content reload request and its answer. Anyone who can publish on the fleet's
+// subjects controls these bytes. Besides "never crashes": an unknown kind carries nothing, a mail
+// ping carries no text, and a staff order carries only known roles.
 //
 // Run locally:  build/dev/tests/fuzz/bus_fuzz tests/fuzz/corpus/bus \
 //                 -dict=tests/fuzz/dict/bus.dict -max_total_time=600
@@ -20,7 +20,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const PlayerMessage message = telos::shard::DecodePlayerMessage(bytes);
   if (message.kind == PlayerMessage::Kind::kUnknown) Check(message.from.empty());
   if (message.kind != PlayerMessage::Kind::kTell) Check(message.text.empty());
+  if (message.kind == PlayerMessage::Kind::kStaff) {
+    Check(telos::RolesKnown(message.staff.issuer_roles));
+  }
   (void)telos::shard::DecodeTellReply(bytes);
+  (void)telos::shard::DecodeStaffOutcome(bytes);
   (void)telos::shard::DecodeChannelLine(bytes);
   // A content reload request or answer: an unknown op carries no hash, and an answer that is
   // not ok always says why.

@@ -102,7 +102,7 @@ class AccountService {
   // The id of the account that owns the character (NotFound for no such character).
   Result<int64_t> AccountOfCharacter(std::string_view name);
   // The account's staff roles as stored now (NotFound for no such account): what an assertion
-  // is signed with, so a grant or revoke reaches the world at the next claim or renewal.
+  // is signed with at every claim and renewal.
   Result<Roles> RolesOf(int64_t account_id);
   // Verifies `old_password` for the account owning `character_name`, then stores the new hash.
   // Wrong old passwords count in LoginLockout under a pseudo-address of their own, so guessing
