@@ -309,13 +309,13 @@ TEST_F(FleetCommsTest, AnAdminOnOneWorldMutesStatsAndKicksAPlayerOnTheOther) {
   a_->Say("Ada", "stat bob");
   ASSERT_TRUE(Until([&] { return ada->Has("Bob (player)"); })) << ada->Text();
 
-  a_->Say("Ada", "kick bob enough");
+  a_->Say("Ada", "boot bob enough");
   ASSERT_TRUE(Until([&] {
     return ada->Has("You remove Bob from the game.") && !b_->host->ZoneOf("Bob").has_value();
   })) << ada->Text();
   EXPECT_TRUE(bob->Has("Ada has removed you from the game: enough"));
 
-  a_->Say("Ada", "kick nobody");
+  a_->Say("Ada", "boot nobody");
   ASSERT_TRUE(Until([&] { return ada->Has("Nobody called 'nobody' is online."); })) << ada->Text();
 }
 

@@ -73,7 +73,7 @@ class StaffTest : public ::testing::Test {
 TEST_F(StaffTest, EveryStaffCommandIsRefusedToAPlayerBeforeItRuns) {
   LoginAs("Mallory", kRolePlayer);
   auto bob = LoginAs("Bob", kRolePlayer, "town:square");
-  for (const std::string line : {"goto bob", "goto town:square", "transfer bob", "kick bob",
+  for (const std::string line : {"goto bob", "goto town:square", "transfer bob", "boot bob",
                                  "mute bob 10", "unmute bob", "stat bob"}) {
     SCOPED_TRACE(line);
     const std::string out = Do("Mallory", line);
@@ -86,24 +86,24 @@ TEST_F(StaffTest, EveryStaffCommandIsRefusedToAPlayerBeforeItRuns) {
   EXPECT_THAT(audit_.records, IsEmpty());
   // A builder is not an admin.
   LoginAs("Bea", kRoleBuilder);
-  EXPECT_THAT(Do("Bea", "kick bob"), HasSubstr("is a staff command (admin only)"));
+  EXPECT_THAT(Do("Bea", "boot bob"), HasSubstr("is a staff command (admin only)"));
   EXPECT_FALSE(bob->disconnected);
 }
 
 TEST_F(StaffTest, AnAbbreviationNeverResolvesToAStaffCommandForAPlayer) {
   LoginAs("Mallory", kRolePlayer);
   LoginAs("Bob", kRolePlayer, "town:square");
-  // "kic" would be kick for an admin; for a player it is no command at all.
-  EXPECT_THAT(Do("Mallory", "kic bob"), HasSubstr("Unknown command 'kic'"));
-  EXPECT_THAT(Do("Mallory", "commands"), Not(HasSubstr("kick")));
+  // "boo" would be boot for an admin; for a player it is no command at all.
+  EXPECT_THAT(Do("Mallory", "boo bob"), HasSubstr("Unknown command 'boo'"));
+  EXPECT_THAT(Do("Mallory", "commands"), Not(HasSubstr("boot")));
   LoginAs("Ada", kRoleAdmin);
-  EXPECT_THAT(Do("Ada", "commands"), HasSubstr("kick"));
+  EXPECT_THAT(Do("Ada", "commands"), HasSubstr("boot"));
 }
 
 TEST_F(StaffTest, AnAdminKicksAPlayerWhoIsSavedAndDisconnected) {
   LoginAs("Ada", kRoleAdmin);
   auto bob = LoginAs("Bob", kRolePlayer, "town:square");
-  EXPECT_THAT(Do("Ada", "kick bob spamming"), HasSubstr("You remove Bob from the game."));
+  EXPECT_THAT(Do("Ada", "boot bob spamming"), HasSubstr("You remove Bob from the game."));
   EXPECT_TRUE(bob->disconnected);
   EXPECT_THAT(bob->Take(), HasSubstr("Ada has removed you from the game: spamming"));
   EXPECT_FALSE(world_->host->ZoneOf("Bob").has_value());
@@ -191,7 +191,7 @@ TEST_F(StaffTest, AnOrderForAPlayerOnAnotherWorldGoesToTheCommsAndItsOutcomeCome
   world_->host->SetAuditPort(&audit_, "world-a");
   world_->host->SetRemoteComms(&comms);
   LoginAs("Ada", kRoleAdmin);
-  EXPECT_THAT(Do("Ada", "kick carol"), Not(HasSubstr("Nobody called")));
+  EXPECT_THAT(Do("Ada", "boot carol"), Not(HasSubstr("Nobody called")));
   ASSERT_EQ(comms.orders.size(), 1u);
   EXPECT_EQ(comms.orders[0].kind, StaffKind::kKick);
   EXPECT_EQ(comms.orders[0].issuer, "Ada");

@@ -1,7 +1,7 @@
-// Staff commands (issue 30): goto, transfer, kick, mute, unmute, stat. Each names its role in
-// its CommandSpec, so the dispatcher refuses it to anyone without that role before any of this
-// code runs. The target may play in any zone of any world: the order goes to the router
-// (WorldHost::Staff), which applies it where the target is, tells the issuer the outcome and
+// Staff commands (issue 30): goto, transfer, boot (the issue's kick), mute, unmute, stat. Each
+// names its role in its CommandSpec, so the dispatcher refuses it to anyone without that role
+// before any of this code runs. The target may play in any zone of any world: the order goes to the
+// router (WorldHost::Staff), which applies it where the target is, tells the issuer the outcome and
 // writes the audit record. What is applied to the target happens in ZoneCore::ApplyStaff, on
 // the target's zone.
 #include <charconv>
@@ -73,7 +73,7 @@ void Transfer(CommandContext& c) {
 void Kick(CommandContext& c) {
   auto [target, reason] = SplitWord(c.args);
   if (target.empty()) {
-    c.zone.Send(c.actor, "Kick whom? Usage: kick <player> [reason]");
+    c.zone.Send(c.actor, "Boot whom? Usage: boot <player> [reason]");
     return;
   }
   if (!NotSelf(c, target) || !ReasonOk(c, reason)) return;
@@ -266,10 +266,11 @@ void RegisterStaffCommands(CommandRegistry& r) {
          Transfer,
          false,
          kRoleAdmin});
-  r.Add({"kick",
+  // "boot", not "kick": kick is a warrior's skill (content game.toml).
+  r.Add({"boot",
          {},
          Position::kSleeping,
-         "kick <player> [reason]",
+         "boot <player> [reason]",
          "Staff: removes a player from the game (saved; they may log in again).",
          Kick,
          false,
