@@ -167,7 +167,6 @@ TYPED_TEST_P(DirectoryConformance, DrainingMarkIsListedAndLapses) {
   EXPECT_FALSE((*shards)[1].draining);
   // A heartbeat keeps the mark; the mark's own TTL is what ends it (a crashed drainer).
   ASSERT_TRUE(d.HeartbeatShard("s1", "a:1", this->long_ttl()).ok());
-  ASSERT_TRUE(d.RegisterShard("s1", "a:1", this->long_ttl()).ok());  // a live refresh
   shards = d.ListShards();
   ASSERT_TRUE(shards.ok());
   EXPECT_TRUE((*shards)[0].draining);
@@ -203,6 +202,31 @@ TYPED_TEST_P(DirectoryConformance, FreshRegistrationAfterALapseIsNotDraining) {
   ASSERT_TRUE(shards.ok());
   ASSERT_EQ(shards->size(), 1u);
   EXPECT_FALSE((*shards)[0].draining);
+}
+
+// A drainer that restarts on the same endpoint before its registration lapses registers again:
+// the new process is not leaving, so it must be a candidate target at once.
+TYPED_TEST_P(DirectoryConformance, RestartOnTheSameEndpointIsNotDraining) {
+  Directory& d = this->dir();
+  ASSERT_TRUE(d.RegisterShard("s1", "a:1", this->long_ttl()).ok());
+  ASSERT_TRUE(d.RegisterShard("s2", "b:1", this->long_ttl()).ok());
+  ASSERT_TRUE(d.MarkShardDraining("s1", "a:1", this->long_ttl()).ok());
+  ASSERT_TRUE(d.HeartbeatShard("s1", "a:1", this->long_ttl()).ok());
+  auto shards = d.ListShards();
+  ASSERT_TRUE(shards.ok());
+  ASSERT_EQ(shards->size(), 2u);
+  EXPECT_TRUE((*shards)[0].draining);  // the live process heartbeats: still leaving
+  ASSERT_TRUE(d.RegisterShard("s1", "a:1", this->long_ttl()).ok());  // restarted in place
+  shards = d.ListShards();
+  ASSERT_TRUE(shards.ok());
+  ASSERT_EQ(shards->size(), 2u);
+  EXPECT_FALSE((*shards)[0].draining);
+  DrainTargetRequest req;
+  req.exclude = {"s2"};
+  req.amount = 1;
+  auto target = d.SelectDrainTarget(req);
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  EXPECT_EQ(target->reservation.target, "s1");
 }
 
 // ------------------------------------------------------------------ zone leases
@@ -1097,17 +1121,18 @@ TYPED_TEST_P(DirectoryConformance, PackVersionIsSwappedOnlyFromTheExpectedHash) 
 REGISTER_TYPED_TEST_SUITE_P(
     DirectoryConformance, RejectsBadArguments, DuplicateLiveShardIdFromAnotherEndpointIsRefused,
     LapsedShardIdIsFreeAndHeartbeatSaysSo, ListAndDeregisterShards, DrainingMarkIsListedAndLapses,
-    FreshRegistrationAfterALapseIsNotDraining, SelectorNeverPicksADrainingShard,
-    SelectorRebasesOnlyTheHoldersOwnHold, RebasedHoldStaysWithinTheAmountBound,
-    ClaimGrantsFreeZoneAndKeepsEpochForSameOwner, ClaimWithAnEpochFloorStartsATenureAtIt,
-    SkewedShardClockCannotStealLiveLease, LapsedLeaseGoesToNewOwnerUnderNextEpoch,
-    LapsedLeaseOfSameShardIsANewTenure, RenewOnlyByOwnerAtItsEpoch,
-    ReleaseFreesZoneButEpochKeepsGrowing, TransferNeedsSourceToHoldLiveLease,
-    TransferAToBToAThenRenewalByASucceeds, OwnerEndpointIsEmptyWhenShardRegistrationLapsed,
-    LeaderCampaignRenewResign, LeaderThatLostItsLeaseLearnsOnConfirm,
-    HandoffCasNeedsStrictlyGreaterEpoch, RegisterPlacementAcceptsEqualRefusesStale,
-    TombstoneIsFencedOnShardEpochAndNonce, TombstoneWithoutStoredNonceUsesShardAndEpoch,
-    DeletePlacementRemovesTheCharacter, PresenceRosterWithTtl, OccupancyCarriesDirectoryTime,
+    FreshRegistrationAfterALapseIsNotDraining, RestartOnTheSameEndpointIsNotDraining,
+    SelectorNeverPicksADrainingShard, SelectorRebasesOnlyTheHoldersOwnHold,
+    RebasedHoldStaysWithinTheAmountBound, ClaimGrantsFreeZoneAndKeepsEpochForSameOwner,
+    ClaimWithAnEpochFloorStartsATenureAtIt, SkewedShardClockCannotStealLiveLease,
+    LapsedLeaseGoesToNewOwnerUnderNextEpoch, LapsedLeaseOfSameShardIsANewTenure,
+    RenewOnlyByOwnerAtItsEpoch, ReleaseFreesZoneButEpochKeepsGrowing,
+    TransferNeedsSourceToHoldLiveLease, TransferAToBToAThenRenewalByASucceeds,
+    OwnerEndpointIsEmptyWhenShardRegistrationLapsed, LeaderCampaignRenewResign,
+    LeaderThatLostItsLeaseLearnsOnConfirm, HandoffCasNeedsStrictlyGreaterEpoch,
+    RegisterPlacementAcceptsEqualRefusesStale, TombstoneIsFencedOnShardEpochAndNonce,
+    TombstoneWithoutStoredNonceUsesShardAndEpoch, DeletePlacementRemovesTheCharacter,
+    PresenceRosterWithTtl, OccupancyCarriesDirectoryTime,
     ReservationsExpireIndividuallyAndArePruned, ReleaseRetiresOneReservationEarly,
     SelectorPicksLeastLoadedLiveTargetUnderCeiling, SelectorGoesOverCeilingWhenNothingFits,
     SelectorSkipsLapsedShardsAndNeedsACandidate, DirectivesAreListedByActingShardAndExpire,

@@ -205,10 +205,10 @@ Status MemoryDirectory::RegisterShard(std::string_view shard_id, std::string_vie
     return Status::AlreadyExists("shard id " + std::string(shard_id) + " is live at " +
                                  it->second.endpoint);
   }
-  const bool refresh = it != state_->shards.end() && it->second.expires_ms > now;
-  // A new registration is a new process (or a lapse): whatever draining mark the id had
-  // belonged to the one before.
-  if (!refresh) state_->draining.erase(std::string(shard_id));
+  // A registration is a new incarnation (the live process heartbeats instead): whatever
+  // draining mark the id had belonged to the one before, even one that restarted on this
+  // endpoint within the registration TTL.
+  state_->draining.erase(std::string(shard_id));
   state_->shards[std::string(shard_id)] = ShardRow{std::string(endpoint), now + ttl_ms};
   return Status::Ok();
 }

@@ -59,8 +59,9 @@ end
 if ARGV[4] == 'heartbeat' and not live then
   return {'precondition', 'registration of ' .. id .. ' lapsed'}
 end
-if not live then
-  -- a new registration: the mark, if any, belonged to the process before
+if ARGV[4] ~= 'heartbeat' then
+  -- a registration is a new incarnation (a heartbeat is the live one's): the mark, if any,
+  -- belonged to the process before, even one that restarted on this endpoint within the TTL
   redis.call('ZREM', KEYS[3], id)
 end
 redis.call('ZADD', KEYS[1], fmt(now + ttl), id)

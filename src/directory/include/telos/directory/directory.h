@@ -191,8 +191,11 @@ class Directory {
   virtual ~Directory() = default;
 
   // ---------------------------------------------------------------- shard registry
-  // Registers id -> endpoint for ttl_ms. kAlreadyExists while a *different* endpoint holds a live
-  // registration of that id; the same endpoint simply refreshes.
+  // Registers id -> endpoint for ttl_ms: a new incarnation of the shard (a process calls it when
+  // it starts, and again only after its registration lapsed; a live one heartbeats). It clears
+  // any draining mark of the id, even when the same endpoint re-registers within the TTL (a
+  // drainer restarted in place). kAlreadyExists while a *different* endpoint holds a live
+  // registration of that id.
   virtual Status RegisterShard(std::string_view shard_id, std::string_view endpoint,
                                int64_t ttl_ms) = 0;
   // Refreshes a live registration. kFailedPrecondition if it lapsed (re-register) and
@@ -207,8 +210,9 @@ class Directory {
   // Marks a live registration as draining for ttl_ms (re-marking refreshes the TTL): until the
   // mark lapses or the shard deregisters, ListShards reports it draining and SelectDrainTarget
   // never picks it, so two shards draining at once never choose each other. The TTL is what
-  // frees the id of a drainer that crashed; a fresh registration (a new process after a lapse,
-  // or another endpoint) starts unmarked. kFailedPrecondition if the registration lapsed;
+  // frees the id of a drainer that crashed; a heartbeat keeps the mark, and a fresh
+  // registration (RegisterShard: a new process, on any endpoint) starts unmarked.
+  // kFailedPrecondition if the registration lapsed;
   // kAlreadyExists if another endpoint holds the id.
   virtual Status MarkShardDraining(std::string_view shard_id, std::string_view endpoint,
                                    int64_t ttl_ms) = 0;
