@@ -412,4 +412,49 @@ inline constexpr size_t kAuditDetailBytesMax = 512;
 // Rows `telos ctl audit` prints at most per call (newest first).
 inline constexpr size_t kAuditListMax = 1000;
 
+// --- Arcade (src/arcade; issue 27): the chip ledger, group commit, provable fairness, rounds.
+// An idempotency key is chosen by the client ("bet:<player>:<uuid>"); longer keys are refused
+// rather than truncated, since a truncated key could collide with another client's.
+inline constexpr size_t kArcadeIdempotencyKeyBytesMax = 128;
+// "player:<name>", "escrow:<game>:<round>", "house": bounded so a row stays small.
+inline constexpr size_t kArcadeAccountNameBytesMax = 96;
+// Bets one round accepts; the settlement posting carries one leg per bettor plus the escrow
+// and the house, so it is bounded by this too.
+inline constexpr size_t kArcadeBetsPerRoundMax = 1024;
+inline constexpr size_t kArcadeLegsPerPostingMax = kArcadeBetsPerRoundMax + 2;
+// One stake, and every balance: far below INT64_MAX so sums of a whole batch cannot overflow.
+inline constexpr int64_t kArcadeChipsMax = 1'000'000'000'000;
+// Group commit (src/arcade/wager_batcher): postings in one commit, the longest the first wager
+// of a batch waits for company, and the wagers queued behind the batch in flight (beyond which
+// a wager is refused ResourceExhausted instead of queueing without bound).
+inline constexpr size_t kArcadeBatchPostingsMax = 1024;
+inline constexpr int64_t kArcadeBatchWindowMsDefault = 2;
+inline constexpr int64_t kArcadeBatchWindowMsMax = 50;
+inline constexpr size_t kArcadeWagersPendingMax = 16'384;
+// Accounts whose balance the reservation keeps in memory, and how often a batch whose commit
+// failed in a retryable way (Unavailable, UnknownResult, Conflict) is sent again with the same
+// keys before its wagers are answered with the error.
+inline constexpr size_t kArcadeReservationAccountsMax = 100'000;
+inline constexpr int kArcadeBatchCommitAttemptsMax = 3;
+// Provable fairness: the longest hash chain one secret may generate (a chain of this length at
+// one round per 10 s lasts over three years), and the bytes of the public seed that salts it.
+inline constexpr int64_t kArcadeChainLengthMax = 10'000'000;
+inline constexpr size_t kArcadeSeedBytesMax = 256;
+// The house edge of every game, in basis points (1% = 100), and the highest crash point.
+inline constexpr int64_t kArcadeHouseEdgeBp = 100;
+inline constexpr int64_t kArcadeCrashX100Max = 1'000'000;  // 10,000.00x
+// The lowest cash-out a crash bet may aim for (1.00x would win every round), and the dice
+// targets one may bet under, out of 10,000 (1% .. 98% to win).
+inline constexpr int64_t kArcadeCashoutX100Min = 101;
+inline constexpr int64_t kArcadeDiceTargetMin = 100;
+inline constexpr int64_t kArcadeDiceTargetMax = 9'800;
+// Rounds: the betting window, the frame interval while running (several frames a second), how
+// long a dice roll is shown rolling, and the pause after a settlement before the next window.
+inline constexpr int64_t kArcadeBettingWindowMs = 5'000;
+inline constexpr int64_t kArcadeFrameIntervalMs = 100;
+inline constexpr int64_t kArcadeDiceRollMs = 1'000;
+inline constexpr int64_t kArcadeSettledPauseMs = 2'000;
+// Escrows one reconciliation sweep lists at a time.
+inline constexpr size_t kArcadeOpenEscrowsPerSweepMax = 256;
+
 }  // namespace telos::limits
