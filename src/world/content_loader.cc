@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -12,6 +13,7 @@
 #include <toml++/toml.h>
 #include <lua.hpp>
 
+#include "quest_predicate.h"
 #include "telos/base/limits.h"
 #include "telos/world/content.h"
 
@@ -38,6 +40,15 @@ struct PendingScript {
   std::string name;
   std::string file;
   int line;
+};
+
+// A quest step's named predicate: `function` must be defined by `script`.
+struct PendingFunction {
+  std::string script;
+  std::string function;
+  std::string file;
+  int line;
+  std::string what;
 };
 
 // A skill id named by a mob, resolved once game.toml has been read.
@@ -107,12 +118,17 @@ class Loader {
     std::string context_;
   };
 
+  // A quest step of kind "lua": its `when` (compiled here) or `script` and `function`.
+  void LoadQuestPredicate(Fields& sf, const std::string& rel, const std::string& quest_id,
+                          size_t step_index, QuestStep* step);
+
   fs::path dir_;
   std::vector<Problem> problems_;
   Pack pack_;
   std::vector<std::pair<std::string, std::string>> hashed_files_;  // rel path, contents
   std::vector<PendingRef> pending_refs_;
   std::vector<PendingScript> pending_scripts_;
+  std::vector<PendingFunction> pending_functions_;
   std::vector<PendingSkill> pending_skills_;
   std::set<std::string> script_files_;
 };
@@ -675,6 +691,32 @@ void Loader::Resolve() {
       Report(script.file, script.line, "script '" + script.name + "' not found in scripts/");
     }
   }
+  for (const PendingFunction& pending : pending_functions_) {
+    if (script_files_.count(pending.script) == 0) continue;  // reported above
+    auto source = pack_.scripts.find(pending.script);
+    if (source == pack_.scripts.end()) {
+      Report(pending.file, pending.line,
+             pending.what + ": script '" + pending.script + "' has errors (scripts/" +
+                 pending.script + ")");
+      continue;
+    }
+    // Scripts only run in a zone's VM, so "defined" is read from the text: a global
+    // `function name(` or `name = function`. The name goes into the pattern: it must be a
+    // Lua identifier first.
+    static const std::regex kIdentifier("[A-Za-z_][A-Za-z0-9_]*");
+    if (!std::regex_match(pending.function, kIdentifier)) {
+      Report(pending.file, pending.line,
+             pending.what + ": '" + pending.function + "' is not a Lua function name");
+      continue;
+    }
+    std::regex defined("(^|[^.:\\w])function\\s+" + pending.function + "\\s*\\(|(^|\\n)\\s*" +
+                       pending.function + "\\s*=\\s*function\\b");
+    if (!std::regex_search(source->second, defined)) {
+      Report(pending.file, pending.line,
+             pending.what + ": function '" + pending.function + "' is not defined in scripts/" +
+                 pending.script);
+    }
+  }
   for (const PendingRef& pending : pending_refs_) {
     const ZoneDef* zone = pack_.FindZone(pending.ref.zone);
     if (zone == nullptr) {
@@ -959,7 +1001,8 @@ void Loader::LoadSkill(const toml::table& t, const std::string& rel, std::set<st
   pack_.game.skills.push_back(std::move(skill));
 }
 
-constexpr std::array<std::string_view, 4> kQuestStepKinds = {"kill", "fetch", "visit", "talk"};
+constexpr std::array<std::string_view, 5> kQuestStepKinds = {"kill", "fetch", "visit", "talk",
+                                                             "lua"};
 
 void Loader::LoadQuest(const toml::table& t, const std::string& rel, std::set<std::string>* ids) {
   Fields f(this, t, rel, "quest");
@@ -1016,7 +1059,7 @@ void Loader::LoadQuest(const toml::table& t, const std::string& rel, std::set<st
   }
   for (const toml::table* st : f.Tables("steps")) {
     Fields sf(this, *st, rel, "step of quest '" + quest.id + "'");
-    sf.CheckKeys({"kind", "mob", "item", "room", "count", "text"});
+    sf.CheckKeys({"kind", "mob", "item", "room", "count", "text", "when", "script", "function"});
     QuestStep step;
     std::string kind;
     sf.String("kind", true, &kind);
@@ -1025,10 +1068,20 @@ void Loader::LoadQuest(const toml::table& t, const std::string& rel, std::set<st
     if (kind.empty()) continue;
     auto parsed = FindName<QuestStepKind>(kQuestStepKinds, kind);
     if (!parsed) {
-      sf.Problem("kind", "unknown step kind '" + kind + "' (kill, fetch, visit, talk)");
+      sf.Problem("kind", "unknown step kind '" + kind + "' (kill, fetch, visit, talk, lua)");
       continue;
     }
     step.kind = *parsed;
+    if (step.kind == QuestStepKind::kLua) {
+      LoadQuestPredicate(sf, rel, quest.id, quest.steps.size(), &step);
+      quest.steps.push_back(std::move(step));
+      continue;
+    }
+    for (const char* lua_key : {"when", "script", "function"}) {
+      if (st->contains(lua_key)) {
+        sf.Problem(lua_key, std::string("only a lua step has '") + lua_key + "'");
+      }
+    }
     const char* key = step.kind == QuestStepKind::kFetch   ? "item"
                       : step.kind == QuestStepKind::kVisit ? "room"
                                                            : "mob";
@@ -1053,6 +1106,47 @@ void Loader::LoadQuest(const toml::table& t, const std::string& rel, std::set<st
     f.Problem("steps", "a quest has at most " + std::to_string(limits::kQuestStepsMax) + " steps");
   }
   pack_.game.quests.push_back(std::move(quest));
+}
+
+void Loader::LoadQuestPredicate(Fields& sf, const std::string& rel, const std::string& quest_id,
+                                size_t step_index, QuestStep* step) {
+  std::string where = "step " + std::to_string(step_index + 1);
+  sf.String("when", false, &step->when);
+  sf.String("script", false, &step->script);
+  sf.String("function", false, &step->function);
+  if (step->count != 1) sf.Problem("count", "a lua step holds or not ('count' = 1)");
+  if (step->text.empty()) sf.Problem("text", where + ": a lua step needs 'text' (what to do)");
+  (void)quest_id;
+  bool named = !step->script.empty() || !step->function.empty();
+  if (step->when.empty() == !named) {
+    sf.Problem("when", where + ": a lua step needs 'when', or 'script' and 'function' (not both)");
+    return;
+  }
+  if (named) {
+    if (step->script.empty() || step->function.empty()) {
+      sf.Problem(step->script.empty() ? "script" : "function",
+                 where + ": a named predicate needs both 'script' and 'function'");
+      return;
+    }
+    pending_scripts_.push_back({step->script, rel, sf.LineOfKey("script")});
+    pending_functions_.push_back({step->script, step->function, rel, sf.LineOfKey("function"),
+                                  "quest '" + quest_id + "' " + where});
+    return;
+  }
+  if (step->when.size() > limits::kQuestPredicateBytesMax) {
+    sf.Problem("when", where + ": 'when' is longer than " +
+                           std::to_string(limits::kQuestPredicateBytesMax) + " bytes");
+    return;
+  }
+  // Compiled here (not run) so that a syntax error is a load problem, not a log line in play.
+  lua_State* L = luaL_newstate();
+  std::string source = QuestPredicateSource(step->when);
+  int rc = luaL_loadbufferx(L, source.data(), source.size(), "=when", "t");
+  if (rc != LUA_OK) {
+    std::string message = lua_tostring(L, -1) != nullptr ? lua_tostring(L, -1) : "load error";
+    sf.Problem("when", where + ": Lua syntax error in " + message);
+  }
+  lua_close(L);
 }
 
 void Loader::LoadGame() {

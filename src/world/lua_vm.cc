@@ -183,6 +183,42 @@ struct LuaApi {
     return 1;
   }
   static int NoOp(lua_State*) { return 0; }
+
+  // telos.after(ms, fn) and telos.every(ms, fn): the host owns the schedule; the function
+  // stays in the registry until the host releases it.
+  static int Timer(lua_State* L, bool repeat) {
+    lua_Integer delay_ms = luaL_checkinteger(L, 1);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    LuaVm* vm = VmOf(L);
+    ScriptHost& host = Host(L);
+    lua_settop(L, 2);
+    int ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    static const std::string kNoScript = "?";
+    const std::string& script = vm->running_script_ ? *vm->running_script_ : kNoScript;
+    uint64_t id = host.ScriptAfter(script, ref, delay_ms, repeat);
+    if (id == 0) {
+      luaL_unref(L, LUA_REGISTRYINDEX, ref);
+      lua_pushnil(L);
+    } else {
+      lua_pushinteger(L, static_cast<lua_Integer>(id));
+    }
+    return AfterHost(L, 1);
+  }
+  static int After(lua_State* L) { return Timer(L, false); }
+  static int Every(lua_State* L) { return Timer(L, true); }
+  static int Cancel(lua_State* L) {
+    lua_Integer id = luaL_checkinteger(L, 1);
+    bool ok = id > 0 && Host(L).ScriptCancel(static_cast<uint64_t>(id));
+    lua_pushboolean(L, ok);
+    return AfterHost(L, 1);
+  }
+  static int HasItem(lua_State* L) {
+    uint64_t id = HandleId(L, 1);
+    std::string_view item = Text(L, 2);
+    int count = Host(L).ScriptHasItem(id, item);
+    lua_pushinteger(L, count);
+    return AfterHost(L, 1);
+  }
   static int Flag(lua_State* L) {
     std::string_view key = Text(L, 1);
     const FlagValue* value = Host(L).ScriptFlag(key);
@@ -1159,11 +1195,12 @@ void LuaVm::InstallSandbox() {
   lua_pop(L, 1);
 
   static const luaL_Reg kTelos[] = {
-      {"send", &LuaApi::Send},     {"echo", &LuaApi::Echo},     {"say", &LuaApi::Say},
-      {"emote", &LuaApi::Emote},   {"move", &LuaApi::Move},     {"heal", &LuaApi::Heal},
-      {"damage", &LuaApi::Damage}, {"affect", &LuaApi::Affect}, {"give", &LuaApi::Give},
-      {"random", &LuaApi::Random}, {"flag", &LuaApi::Flag},     {"set_flag", &LuaApi::SetFlag},
-      {nullptr, nullptr}};
+      {"send", &LuaApi::Send},        {"echo", &LuaApi::Echo},     {"say", &LuaApi::Say},
+      {"emote", &LuaApi::Emote},      {"move", &LuaApi::Move},     {"heal", &LuaApi::Heal},
+      {"damage", &LuaApi::Damage},    {"affect", &LuaApi::Affect}, {"give", &LuaApi::Give},
+      {"random", &LuaApi::Random},    {"flag", &LuaApi::Flag},     {"set_flag", &LuaApi::SetFlag},
+      {"after", &LuaApi::After},      {"every", &LuaApi::Every},   {"cancel", &LuaApi::Cancel},
+      {"has_item", &LuaApi::HasItem}, {nullptr, nullptr}};
   luaL_newlib(L, kTelos);
   lua_setfield(L, -2, "telos");
   lua_pop(L, 1);
@@ -1189,7 +1226,7 @@ void LuaVm::LogError(const std::string& script, const std::string& message) {
                 {{"zone", zone_id_}, {"script", script}, {"line", line}, {"error", message}});
 }
 
-bool LuaVm::Protected(const std::string& script, int nargs) {
+bool LuaVm::Protected(const std::string& script, int nargs, bool* truthy) {
   if (depth_ == 0) {
     instructions_left_ = budget_;
     charged_bytes_ = 0;
@@ -1199,7 +1236,10 @@ bool LuaVm::Protected(const std::string& script, int nargs) {
     lua_sethook(L_, &LuaVm::CountHook, LUA_MASKCOUNT, kHookEveryInstructions);
   }
   ++depth_;
-  int rc = lua_pcall(L_, nargs, 0, 0);
+  const std::string* outer_script = running_script_;
+  running_script_ = &script;
+  int rc = lua_pcall(L_, nargs, truthy != nullptr ? 1 : 0, 0);
+  running_script_ = outer_script;
   --depth_;
   // A nested call that ran out of memory stops its caller too (see LuaApi::AfterHost).
   if (rc == LUA_ERRMEM && stop_ == Stop::kNone) stop_ = Stop::kMemory;
@@ -1217,6 +1257,10 @@ bool LuaVm::Protected(const std::string& script, int nargs) {
     lua_pop(L_, 1);
     LogError(script, message);
     return false;
+  }
+  if (truthy != nullptr) {
+    *truthy = lua_toboolean(L_, -1) != 0;
+    lua_pop(L_, 1);
   }
   return true;
 }
@@ -1269,7 +1313,7 @@ void LuaVm::PushArg(const LuaArg& arg) {
       lua_pushnil(L_);
       return;
     }
-    lua_createtable(L_, 0, 7);
+    lua_createtable(L_, 0, 9);
     lua_pushinteger(L_, static_cast<lua_Integer>(info->id));
     lua_setfield(L_, -2, "id");
     lua_pushlstring(L_, info->name.data(), info->name.size());
@@ -1284,6 +1328,10 @@ void LuaVm::PushArg(const LuaArg& arg) {
     lua_setfield(L_, -2, "max_hp");
     lua_pushlstring(L_, info->room.data(), info->room.size());
     lua_setfield(L_, -2, "room");
+    lua_pushlstring(L_, info->race.data(), info->race.size());
+    lua_setfield(L_, -2, "race");
+    lua_pushlstring(L_, info->char_class.data(), info->char_class.size());
+    lua_setfield(L_, -2, "class");
   } else if (const auto* item = std::get_if<LuaItem>(&arg)) {
     lua_createtable(L_, 0, 3);
     lua_pushinteger(L_, static_cast<lua_Integer>(item->id));
@@ -1299,24 +1347,29 @@ void LuaVm::PushArg(const LuaArg& arg) {
   }
 }
 
-bool LuaVm::Call(const std::string& script, const std::string& function,
-                 const std::vector<LuaArg>& args) {
+bool LuaVm::MayCall(const std::string& script, const std::string& what) {
   if (depth_ > 0 && stop_ != Stop::kNone) {
-    LogError(script, function + ": the calling script was stopped; call skipped");
+    LogError(script, what + ": the calling script was stopped; call skipped");
     return false;
   }
   if (depth_ >= kCallDepthMax) {
-    LogError(script, function + ": scripts nested too deeply; call skipped");
+    LogError(script, what + ": scripts nested too deeply; call skipped");
     return false;
   }
   if (used_bytes_ + kHeadroomBytes > cap_bytes_) {
     // Give the collector a chance before refusing.
     lua_gc(L_, LUA_GCCOLLECT);
     if (used_bytes_ + kHeadroomBytes > cap_bytes_) {
-      LogError(script, function + ": memory cap reached; call skipped");
+      LogError(script, what + ": memory cap reached; call skipped");
       return false;
     }
   }
+  return true;
+}
+
+bool LuaVm::Call(const std::string& script, const std::string& function,
+                 const std::vector<LuaArg>& args, bool* truthy) {
+  if (!MayCall(script, function)) return false;
   if (!lua_checkstack(L_, static_cast<int>(args.size()) + 4)) return false;
   lua_getfield(L_, LUA_REGISTRYINDEX, ScriptKey(script).c_str());
   if (!lua_istable(L_, -1)) {
@@ -1331,7 +1384,22 @@ bool LuaVm::Call(const std::string& script, const std::string& function,
   }
   lua_remove(L_, -2);  // the environment table
   for (const LuaArg& arg : args) PushArg(arg);
+  return Protected(script, static_cast<int>(args.size()), truthy);
+}
+
+bool LuaVm::CallRef(const std::string& script, int ref, const std::vector<LuaArg>& args) {
+  if (!MayCall(script, "timer")) return false;
+  if (!lua_checkstack(L_, static_cast<int>(args.size()) + 4)) return false;
+  if (lua_rawgeti(L_, LUA_REGISTRYINDEX, ref) != LUA_TFUNCTION) {
+    lua_pop(L_, 1);
+    return false;
+  }
+  for (const LuaArg& arg : args) PushArg(arg);
   return Protected(script, static_cast<int>(args.size()));
+}
+
+void LuaVm::Release(int ref) {
+  luaL_unref(L_, LUA_REGISTRYINDEX, ref);
 }
 
 }  // namespace telos::world

@@ -28,6 +28,11 @@
 //   ("instruction budget exhausted", "memory cap reached" or "time limit reached"); the zone
 //   carries on. A stopped script makes no further host calls, and its nested calls are skipped.
 //
+// Timers: telos.after(ms, fn) and telos.every(ms, fn) keep `fn` in the registry and hand its
+// reference to the host (ScriptHost::ScriptAfter), which owns the schedule and calls it back
+// through CallRef, each firing a call of its own under the budget, and gives the reference back
+// with Release when the timer ends. A VM torn down drops every reference with its state.
+//
 // Thread safety: none; owned by a ZoneCore and used on its executor only.
 #pragma once
 
@@ -54,6 +59,8 @@ struct ActorInfo {
   int hp = 0;
   int max_hp = 0;
   std::string room;
+  std::string race;  // players: race and class ids (empty without game.toml); mobs: empty
+  std::string char_class;
 };
 
 using FlagValue = std::variant<std::string, double>;
@@ -76,6 +83,23 @@ class ScriptHost {
   virtual double ScriptUnit() = 0;
   virtual const FlagValue* ScriptFlag(std::string_view key) = 0;
   virtual bool ScriptSetFlag(std::string_view key, FlagValue value) = 0;
+  // Schedules the function the VM holds as `ref` to be called (LuaVm::CallRef) after
+  // `delay_ms`, and every `delay_ms` after that when `repeat`; `script` names it in logs.
+  // Returns the timer's id (never 0), or 0 when refused; on 0 the VM keeps the reference.
+  virtual uint64_t ScriptAfter(const std::string& script, int ref, int64_t delay_ms, bool repeat) {
+    (void)script, (void)ref, (void)delay_ms, (void)repeat;
+    return 0;
+  }
+  // Cancels a timer of this VM; false when there is none with that id (it already fired).
+  virtual bool ScriptCancel(uint64_t timer) {
+    (void)timer;
+    return false;
+  }
+  // How many items `actor` carries (inventory and worn) made from `item` (a ref).
+  virtual int ScriptHasItem(uint64_t actor, std::string_view item) {
+    (void)actor, (void)item;
+    return 0;
+  }
 };
 
 // An argument to a hook.
@@ -102,9 +126,15 @@ class LuaVm {
   // (logged).
   bool Load(const std::string& script, const std::string& source);
   bool Has(const std::string& script, const std::string& function);
-  // Calls script.function(args...). False when it failed (logged) or does not exist.
-  bool Call(const std::string& script, const std::string& function,
-            const std::vector<LuaArg>& args);
+  // Calls script.function(args...). False when it failed (logged) or does not exist. When it
+  // returned and `truthy` is given, *truthy says whether its first result was neither nil nor
+  // false (an on_command that handled the verb, a quest predicate that holds).
+  bool Call(const std::string& script, const std::string& function, const std::vector<LuaArg>& args,
+            bool* truthy = nullptr);
+  // Calls the function held as `ref` (a timer's callback) as a call of `script`.
+  bool CallRef(const std::string& script, int ref, const std::vector<LuaArg>& args);
+  // Lets go of a reference handed to ScriptHost::ScriptAfter. Safe while a call runs.
+  void Release(int ref);
 
   size_t memory_bytes() const { return used_bytes_; }
   int64_t errors() const { return errors_; }
@@ -131,7 +161,10 @@ class LuaVm {
   void NoteWhere(lua_State* L);
   void InstallSandbox();
   void PushArg(const LuaArg& arg);
-  bool Protected(const std::string& script, int nargs);
+  // Whether a call of `script` may start now (not inside a stopped call, not too deep, memory
+  // left); logs why not. `what` names the call in the log.
+  bool MayCall(const std::string& script, const std::string& what);
+  bool Protected(const std::string& script, int nargs, bool* truthy = nullptr);
   void LogError(const std::string& script, const std::string& message);
 
   friend struct LuaApi;
@@ -152,6 +185,7 @@ class LuaVm {
   const Clock* clock_;
   Instant call_deadline_{};  // when the running call meets the time backstop (with a clock)
   int depth_ = 0;
+  const std::string* running_script_ = nullptr;  // the script of the innermost running call
   int64_t errors_ = 0;
   std::string last_error_;
   std::string scratch_;  // strings handed to Lua outlive a possible longjmp here

@@ -32,6 +32,7 @@ std::string StepText(const Pack& pack, const QuestStep& step) {
       const MobDef* mob = pack.FindMob(step.target);
       return "Speak with " + (mob ? mob->name : step.target.ToString());
     }
+    case QuestStepKind::kLua: return "Do what is asked";
   }
   return "";
 }
@@ -44,14 +45,19 @@ int Carried(const Actor& actor, const Ref& item) {
   return count;
 }
 
-// How far a step is: the count reached (fetch: carried now) out of step.count.
-int Reached(const Actor& actor, const QuestStep& step, int recorded) {
-  return step.kind == QuestStepKind::kFetch ? Carried(actor, step.target) : recorded;
+// How far a step is: the count reached (fetch: carried now; lua: 1 while its predicate holds)
+// out of step.count.
+int Reached(ZoneCore& zone, Actor& actor, const QuestDef& quest, size_t step, int recorded) {
+  switch (quest.steps[step].kind) {
+    case QuestStepKind::kFetch: return Carried(actor, quest.steps[step].target);
+    case QuestStepKind::kLua: return zone.QuestPredicate(actor, quest, step) ? 1 : 0;
+    default: return recorded;
+  }
 }
 
-bool AllDone(const Actor& actor, const QuestDef& quest, const std::vector<int>& counts) {
+bool AllDone(ZoneCore& zone, Actor& actor, const QuestDef& quest, const std::vector<int>& counts) {
   for (size_t i = 0; i < quest.steps.size(); ++i) {
-    if (Reached(actor, quest.steps[i], counts[i]) < quest.steps[i].count) return false;
+    if (Reached(zone, actor, quest, i, counts[i]) < quest.steps[i].count) return false;
   }
   return true;
 }
@@ -91,8 +97,8 @@ void Progress(ZoneCore& zone, Actor& player, const QuestDef& quest, const QuestS
               int reached) {
   zone.Send(player, "{c}Quest '" + quest.name + "': " + StepText(zone.pack(), step) + " (" +
                         std::to_string(reached) + "/" + std::to_string(step.count) + ").{x}");
-  std::vector<int>& counts = player.quests.find(quest.id)->second;
-  if (AllDone(player, quest, counts)) {
+  std::vector<int> counts = player.quests.find(quest.id)->second;
+  if (AllDone(zone, player, quest, counts)) {
     zone.Send(player, "{y}Quest '" + quest.name + "' is ready to turn in.{x}");
   }
 }
@@ -123,8 +129,9 @@ void ListQuests(CommandContext& c) {
     for (const auto& [id, counts] : c.actor.quests) {
       const QuestDef* quest = game.FindQuest(id);
       if (quest == nullptr) continue;
-      c.zone.Send(c.actor, "  " + quest->name +
-                               (AllDone(c.actor, *quest, counts) ? " (ready to turn in)" : ""));
+      c.zone.Send(c.actor,
+                  "  " + quest->name +
+                      (AllDone(c.zone, c.actor, *quest, counts) ? " (ready to turn in)" : ""));
     }
   }
   std::vector<std::string> offered;
@@ -154,7 +161,7 @@ void Info(CommandContext& c, const QuestDef& quest) {
     const QuestStep& step = quest.steps[i];
     std::string line = "  - " + StepText(c.zone.pack(), step);
     if (active != c.actor.quests.end()) {
-      int reached = std::min(step.count, Reached(c.actor, step, active->second[i]));
+      int reached = std::min(step.count, Reached(c.zone, c.actor, quest, i, active->second[i]));
       line += " (" + std::to_string(reached) + "/" + std::to_string(step.count) + ")";
     } else if (step.count > 1) {
       line += " (" + std::to_string(step.count) + ")";
@@ -215,7 +222,7 @@ void Complete(CommandContext& c, const QuestDef& quest) {
     c.zone.Send(c.actor, "Return to whoever gave you the quest to turn it in.");
     return;
   }
-  if (!AllDone(c.actor, quest, active->second)) {
+  if (!AllDone(c.zone, c.actor, quest, std::vector<int>(active->second))) {
     c.zone.Send(c.actor, "You have not finished '" + quest.name + "' yet.");
     Info(c, quest);
     return;
@@ -279,7 +286,8 @@ void Quest(CommandContext& c) {
       // The first quest of this room's givers that is ready.
       for (const QuestDef* candidate : mine) {
         if (GiverIn(c.zone, c.actor.room, *candidate) != nullptr &&
-            AllDone(c.actor, *candidate, c.actor.quests.find(candidate->id)->second)) {
+            AllDone(c.zone, c.actor, *candidate,
+                    std::vector<int>(c.actor.quests.find(candidate->id)->second))) {
           quest = candidate;
           break;
         }

@@ -121,13 +121,16 @@ void ZoneCore::BuildRooms() {
   }
 }
 
+void ZoneCore::EnsureVm() {
+  if (lua_) return;
+  lua_ = std::make_unique<LuaVm>(zone_.id, *deps_.logger, *this, limits::kLuaMemoryBytesPerVmMax,
+                                 limits::kLuaInstructionsPerCallMax, deps_.clock);
+}
+
 void ZoneCore::EnsureScript(const std::string& script) {
   if (script.empty() || loaded_scripts_.count(script) != 0) return;
   loaded_scripts_.insert(script);
-  if (!lua_) {
-    lua_ = std::make_unique<LuaVm>(zone_.id, *deps_.logger, *this, limits::kLuaMemoryBytesPerVmMax,
-                                   limits::kLuaInstructionsPerCallMax, deps_.clock);
-  }
+  EnsureVm();
   auto it = pack_->scripts.find(script);
   if (it == pack_->scripts.end()) return;
   lua_->Load(script, it->second);
@@ -611,6 +614,8 @@ void ZoneCore::Dispatch(Actor& actor, std::string_view line) {
     std::tie(word, args) = SplitWord(expanded);
     verb = Lower(word);
   }
+  // Builders' verbs come first: a room, mob or item script may take any verb, built-in or not.
+  if (RunCommandHooks(actor, verb, args)) return;
 
   const CommandSpec* spec = registry_.FindExact(verb);
   if (spec == nullptr && actor.char_class != nullptr) {
@@ -928,6 +933,7 @@ void ZoneCore::Notice(const std::string& to_key, const std::string& text) {
 void ZoneCore::Heartbeat() {
   ++heartbeats_;
   if (lua_) RunMobHeartbeats();
+  if (!timers_.empty()) RunTimers();
   if (heartbeats_ % kCombatRoundHeartbeats == 0) CombatRound();
   AffectsTick();
   if (heartbeats_ % kAffectPulseHeartbeats == 0) ExpireSummons();

@@ -136,6 +136,31 @@ struct RoomState {
   bool Has(uint32_t flag) const { return (def->flags & flag) != 0; }
 };
 
+// Who a script timer belongs to: the room, mob or item whose hook scheduled it (kZone for a
+// zone command, a skill's lua effect or a script's load). A timer is cancelled when its mob
+// dies or leaves the zone and when its item is destroyed or carried out of it; rooms and the
+// zone last as long as the ZoneCore, and a content reload builds a new one with no timers.
+struct ScriptOwner {
+  enum class Kind { kZone, kRoom, kMob, kItem };
+  Kind kind = Kind::kZone;
+  uint64_t id = 0;  // actor id (kMob), item id (kItem), room index (kRoom)
+};
+
+struct ScriptTimer {
+  std::string script;
+  int ref = 0;  // the callback, held by the LuaVm
+  Instant due{};
+  int64_t period_ms = 0;  // 0: fires once
+  ScriptOwner owner;
+};
+
+// An item as its on_get/on_drop/on_give hooks see it, taken before the hooks run (which may
+// move or destroy it).
+struct ItemHookEvent {
+  LuaItem item;
+  std::string script;  // the item's own script, or empty
+};
+
 class ZoneCore final : public ScriptHost {
  public:
   using Poster = std::function<Status(std::function<void(ZoneCore&)>)>;
@@ -305,6 +330,22 @@ class ZoneCore final : public ScriptHost {
   bool RunZoneCommand(Actor& actor, const ZoneCommandDef& command, std::string_view args);
   void RunUseHook(Actor& actor, Item& item);
   const ZoneCommandDef* FindZoneCommand(std::string_view word, bool exact) const;
+  // Calls script.function(args) with `owner` as the owner of any timer it schedules.
+  bool CallHook(const ScriptOwner& owner, const std::string& script, const char* function,
+                const std::vector<LuaArg>& args, bool* truthy = nullptr);
+  // on_command(actor, verb, args, self) of the room, the mobs in it, then the items the actor
+  // carries or wears and those on the floor: true when one returned true (it handled the
+  // verb, and the built-in commands are not tried) or the actor is gone.
+  bool RunCommandHooks(Actor& actor, const std::string& verb, std::string_view args);
+  static ItemHookEvent ItemEvent(const Item& item);
+  // `hook` is on_get, on_drop or on_give: the item's own hook (actor, item[, receiver]), then
+  // on_give(actor, item, self) of a receiving mob, or on_get/on_drop(actor, item, self) of the
+  // scripted mobs in the actor's room. Run after the item has moved.
+  void RunItemHooks(const char* hook, Actor& actor, const ItemHookEvent& event,
+                    Actor* receiver = nullptr);
+  // Whether a quest's lua step holds for `player` now (a failing predicate does not).
+  bool QuestPredicate(Actor& player, const QuestDef& quest, size_t step);
+  size_t timer_count() const { return timers_.size(); }
 
   // Posting work back onto this zone, for port callbacks arriving on other threads. The
   // poster holds only a weak reference: copy it into the callback, never capture `this`.
@@ -326,8 +367,20 @@ class ZoneCore final : public ScriptHost {
   double ScriptUnit() override { return random_.Unit(); }
   const FlagValue* ScriptFlag(std::string_view key) override;
   bool ScriptSetFlag(std::string_view key, FlagValue value) override;
+  uint64_t ScriptAfter(const std::string& script, int ref, int64_t delay_ms, bool repeat) override;
+  bool ScriptCancel(uint64_t timer) override;
+  int ScriptHasItem(uint64_t actor, std::string_view item) override;
 
  private:
+  // Fires the due script timers (at most limits::kLuaTimerFiresPerHeartbeatMax) and, each
+  // second, cancels the timers whose owners are gone.
+  void RunTimers();
+  bool CallRefHook(const ScriptTimer& timer);
+  void EnsureVm();
+  bool OwnerAlive(const ScriptOwner& owner, const std::set<uint64_t>* items) const;
+  void CancelTimer(uint64_t id);
+  // Every item id in the zone: on the floors, carried, worn and inside containers.
+  std::set<uint64_t> LiveItemIds() const;
   void Dispatch(Actor& actor, std::string_view line);
   void BuildRooms();
   // Delivers what `actor` has pending; true if that included text.
@@ -361,6 +414,9 @@ class ZoneCore final : public ScriptHost {
   std::set<uint64_t> fighters_;  // actors with fighting != 0
   std::set<uint64_t> summons_;   // summoned mobs; ids of ones since removed are dropped lazily
   std::set<std::string> loaded_scripts_;
+  std::map<uint64_t, ScriptTimer> timers_;  // by id
+  uint64_t next_timer_id_ = 1;
+  ScriptOwner hook_owner_;  // the owner of the hook running now
   uint64_t next_actor_id_ = 1;
   uint64_t next_item_id_ = 1;
   int64_t heartbeats_ = 0;

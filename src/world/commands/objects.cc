@@ -21,6 +21,16 @@ Item* FindContainer(ZoneCore& zone, Actor& actor, std::string_view word) {
   return item;
 }
 
+// Runs `hook` for each item moved by a command, after the move (a hook may move or destroy the
+// actor, the item or anything else, so none runs while the command is still walking a list).
+void RunHooks(ZoneCore& zone, const char* hook, Actor& actor,
+              const std::vector<ItemHookEvent>& events) {
+  for (const ItemHookEvent& event : events) {
+    if (actor.removed) return;
+    zone.RunItemHooks(hook, actor, event);
+  }
+}
+
 void GetFrom(CommandContext& c, std::string_view what, std::string_view from) {
   ZoneCore& zone = c.zone;
   Actor& actor = c.actor;
@@ -33,6 +43,7 @@ void GetFrom(CommandContext& c, std::string_view what, std::string_view from) {
     zone.Send(actor, Capitalize(container->Name()) + " is not a container.");
     return;
   }
+  std::vector<ItemHookEvent> got;  // their on_get hooks run once the command is done
   if (Lower(what) == "all") {
     if (container->contents.empty() && container->coins == 0) {
       zone.Send(actor, Capitalize(container->Name()) + " is empty.");
@@ -42,6 +53,7 @@ void GetFrom(CommandContext& c, std::string_view what, std::string_view from) {
       std::unique_ptr<Item> item = std::move(container->contents.front());
       container->contents.erase(container->contents.begin());
       zone.Send(actor, "You get " + item->Name() + " from " + container->Name() + ".");
+      got.push_back(ZoneCore::ItemEvent(*item));
       actor.inventory.push_back(std::move(item));
     }
   } else {
@@ -52,6 +64,7 @@ void GetFrom(CommandContext& c, std::string_view what, std::string_view from) {
     }
     if (InventoryFull(zone, actor)) return;
     zone.Send(actor, "You get " + item->Name() + " from " + container->Name() + ".");
+    got.push_back(ZoneCore::ItemEvent(*item));
     actor.inventory.push_back(zone.TakeItem(container->contents, item));
   }
   if (container->coins > 0) {
@@ -60,6 +73,7 @@ void GetFrom(CommandContext& c, std::string_view what, std::string_view from) {
     container->coins = 0;
   }
   zone.ToRoom(actor.room, actor.Display() + " rummages in " + container->Name() + ".", actor.id);
+  RunHooks(zone, "on_get", actor, got);
 }
 
 void Get(CommandContext& c) {
@@ -76,6 +90,8 @@ void Get(CommandContext& c) {
   Items& floor = c.zone.room(c.actor.room).items;
   bool all = Lower(what) == "all";
   bool any = false;
+  bool full = false;
+  std::vector<ItemHookEvent> got;
   for (size_t i = 0; i < floor.size();) {
     Item* item = floor[i].get();
     bool wanted = all || item == c.zone.FindItemIn(floor, what);
@@ -87,16 +103,22 @@ void Get(CommandContext& c) {
       ++i;
       continue;
     }
-    if (InventoryFull(c.zone, c.actor)) return;
+    if (InventoryFull(c.zone, c.actor)) {
+      full = true;
+      break;
+    }
     std::unique_ptr<Item> taken = c.zone.TakeItem(floor, item);
     c.zone.Send(c.actor, "You get " + taken->Name() + ".");
     c.zone.ToRoom(c.actor.room, c.actor.Display() + " gets " + taken->Name() + ".", c.actor.id);
+    got.push_back(ZoneCore::ItemEvent(*taken));
     c.actor.inventory.push_back(std::move(taken));
     any = true;
-    if (!all) return;
+    if (!all) break;
   }
-  if (!any)
+  if (!any && !full) {
     c.zone.Send(c.actor, all ? "There is nothing here to take." : "You do not see that here.");
+  }
+  RunHooks(c.zone, "on_get", c.actor, got);
 }
 
 void Drop(CommandContext& c) {
@@ -106,23 +128,26 @@ void Drop(CommandContext& c) {
   }
   Items& floor = c.zone.room(c.actor.room).items;
   bool all = Lower(c.args) == "all";
+  std::vector<ItemHookEvent> dropped_items;
   while (true) {
     Item* item = all ? (c.actor.inventory.empty() ? nullptr : c.actor.inventory.front().get())
                      : c.zone.FindItemIn(c.actor.inventory, c.args);
     if (item == nullptr) {
       if (!all) c.zone.Send(c.actor, "You are not carrying that.");
-      return;
+      break;
     }
     if (floor.size() >= limits::kItemsPerRoomMax) {
       c.zone.Send(c.actor, "There is no room here to drop anything more.");
-      return;
+      break;
     }
     std::unique_ptr<Item> dropped = c.zone.TakeItem(c.actor.inventory, item);
     c.zone.Send(c.actor, "You drop " + dropped->Name() + ".");
     c.zone.ToRoom(c.actor.room, c.actor.Display() + " drops " + dropped->Name() + ".", c.actor.id);
+    dropped_items.push_back(ZoneCore::ItemEvent(*dropped));
     floor.push_back(std::move(dropped));
-    if (!all) return;
+    if (!all) break;
   }
+  RunHooks(c.zone, "on_drop", c.actor, dropped_items);
 }
 
 void Give(CommandContext& c) {
@@ -172,7 +197,9 @@ void Give(CommandContext& c) {
   c.zone.ToRoom(c.actor.room,
                 c.actor.Display() + " gives " + given->Name() + " to " + target->name + ".",
                 c.actor.id, target->id);
+  ItemHookEvent event = ZoneCore::ItemEvent(*given);
   target->inventory.push_back(std::move(given));
+  c.zone.RunItemHooks("on_give", c.actor, event, target);
 }
 
 void Put(CommandContext& c) {

@@ -457,4 +457,18 @@ inline constexpr int64_t kArcadeSettledPauseMs = 2'000;
 // Escrows one reconciliation sweep lists at a time.
 inline constexpr size_t kArcadeOpenEscrowsPerSweepMax = 256;
 
+// --- Builder hooks (src/world/scripting.cc; issue 32 item 4): script timers and quest
+// predicates. Each timer callback and each predicate is one call under
+// kLuaInstructionsPerCallMax, like any hook.
+// Timers one zone may have pending (telos.after / telos.every); more are refused (nil).
+inline constexpr size_t kLuaTimersPerZoneMax = 64;
+// Timer callbacks one heartbeat runs; the rest stay due for the next one, so a zone full of
+// hostile timers spends at most this many budgets per heartbeat.
+inline constexpr size_t kLuaTimerFiresPerHeartbeatMax = 8;
+// A repeating timer's shortest period, and the longest delay of any timer.
+inline constexpr int64_t kLuaTimerPeriodMsMin = 1'000;
+inline constexpr int64_t kLuaTimerDelayMsMax = 24 * 3'600'000;
+// Bytes of a quest step's `when` predicate (game.toml).
+inline constexpr size_t kQuestPredicateBytesMax = 4'096;
+
 }  // namespace telos::limits

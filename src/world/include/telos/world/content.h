@@ -288,13 +288,19 @@ struct ClassDef {
 // --- Quests (game.toml [[quests]]). A quest's steps are tracked side by side; when all are
 // done the player returns to the giver (`quest complete`), who takes any fetched items and
 // pays the rewards.
-enum class QuestStepKind { kKill, kFetch, kVisit, kTalk };
+// A lua step is done while its predicate holds: a `when` body, or script.function(player,
+// quest_id), returning true (quest_predicate.h); checked like a fetch, when the player looks
+// at the quest and when turning it in.
+enum class QuestStepKind { kKill, kFetch, kVisit, kTalk, kLua };
 
 struct QuestStep {
   QuestStepKind kind = QuestStepKind::kKill;
-  Ref target;        // kill/talk: a mob; fetch: an item; visit: a room
-  int count = 1;     // kill: how many; fetch: how many carried; visit/talk: 1
+  Ref target;        // kill/talk: a mob; fetch: an item; visit: a room; lua: none
+  int count = 1;     // kill: how many; fetch: how many carried; visit/talk/lua: 1
   std::string text;  // "Kill three cellar rats"; made from the target when empty
+  std::string when;  // lua: the predicate's body, or empty when script/function name one
+  std::string script;
+  std::string function;
   bool operator==(const QuestStep&) const = default;
 };
 
