@@ -198,6 +198,9 @@ int64_t Director::Step() {
     Plan(now);
     next_plan_ = clock_.Now() + Millis(options_.plan_interval_ms);
   }
+  // Every step, not only after a plan that read the directory: the oldest directive keeps
+  // ageing between plans and while the directory cannot be read.
+  UpdateAgeGauge(clock_.Now());
   const int64_t until_plan = std::max<int64_t>(0, ElapsedMs(clock_.Now(), next_plan_));
   return std::min(next, until_plan);
 }
@@ -238,7 +241,6 @@ void Director::Plan(Instant now) {
     if (!leadership_.is_leader()) break;
     Issue(move, epoch, now);
   }
-  UpdateAgeGauge(clock_.Now());
 }
 
 void Director::Reconcile(const std::vector<directory::Directive>& live, Instant now) {
@@ -249,8 +251,16 @@ void Director::Reconcile(const std::vector<directory::Directive>& live, Instant 
     for (const directory::Directive& directive : live) {
       live_zones.insert(directive.zone);
       auto it = tracked_.find(directive.zone);
-      if (it == tracked_.end() || it->second.from != directive.from ||
-          it->second.to != directive.to || it->second.epoch != directive.epoch) {
+      if (it != tracked_.end() &&
+          (it->second.from != directive.from || it->second.to != directive.to ||
+           it->second.epoch != directive.epoch)) {
+        // The tracked one is gone, replaced by another for the zone: judged like any other
+        // that left, not dropped uncounted.
+        gone.insert(*it);
+        tracked_.erase(it);
+        it = tracked_.end();
+      }
+      if (it == tracked_.end()) {
         // Another leader's (or a newer one for this zone): its age is read off its TTL.
         const int64_t age_ms = std::max<int64_t>(0, options_.directive_ttl_ms - directive.ttl_ms);
         tracked_[directive.zone] = Tracked{directive.from,       directive.to,     directive.epoch,
@@ -271,9 +281,15 @@ void Director::Reconcile(const std::vector<directory::Directive>& live, Instant 
   for (const auto& [zone, move] : gone) {
     Result<std::optional<directory::ZoneOwner>> owner = directory_.OwnerOfZone(zone);
     if (!owner.ok()) {
-      // Judge it on the next plan rather than guess.
-      std::lock_guard lock(mu_);
-      tracked_.try_emplace(zone, move);
+      // Judge it on the next plan rather than guess (unless a newer one for the zone is
+      // tracked now: then this one is judged lapsed, so that it is still counted once).
+      bool kept = false;
+      {
+        std::lock_guard lock(mu_);
+        kept = tracked_.try_emplace(zone, move).second;
+        if (!kept) ++moves_expired_;
+      }
+      if (!kept) expired_.Increment();
       continue;
     }
     const bool arrived = owner->has_value() && (*owner)->shard_id == move.to;
@@ -421,7 +437,8 @@ Result<DrainTargetsReply> Director::AnswerDrainTargets(const DrainTargetsRequest
   if (reply.targets.empty() && !leadership_.is_leader()) {
     return Status::FailedPrecondition("stepped down while answering");
   }
-  answered_.Increment();
+  // "Answered with targets": an answer that placed nothing sends the shard to its own choice.
+  if (!reply.targets.empty()) answered_.Increment();
   logger_.Info("director drain targets answered",
                {{"scope", options_.leadership.scope},
                 {"shard", request.shard},

@@ -334,6 +334,52 @@ TEST_F(DirectorTest, DrainTargetsAreOnlyForALiveShardWithinBounds) {
   EXPECT_EQ(later->targets.size(), 1u);
 }
 
+// Each counter counts what its help says: an answer that placed nothing is not "answered with
+// targets"; a tracked directive replaced by another for its zone is judged, not dropped; the
+// oldest directive's age grows between plans.
+TEST_F(DirectorTest, MetricsCountWhatTheyClaim) {
+  const MetricLabels scope{{"scope", "fleet"}};
+  auto counter = [&](const std::string& name) { return metrics_.Counter(name, "", scope).Value(); };
+  Shard("a", {{"z1", 30}, {"z2", 30}});
+  auto director = Make("d1");
+  director->Step();
+  ASSERT_TRUE(director->is_leader());
+
+  // Alone in the fleet, the requester gets an empty answer: no target named.
+  Result<DrainTargetsReply> empty = director->AnswerDrainTargets({"a", {{"z1", 30}}, 60'000});
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_TRUE(empty->targets.empty());
+  EXPECT_EQ(counter("director_drain_targets_answered_total"), 0);
+  Shard("b", {{"b1", 0}});
+  Result<DrainTargetsReply> placed = director->AnswerDrainTargets({"a", {{"z1", 30}}, 60'000});
+  ASSERT_TRUE(placed.ok()) << placed.status().ToString();
+  EXPECT_EQ(placed->targets.size(), 1u);
+  EXPECT_EQ(counter("director_drain_targets_answered_total"), 1);
+
+  Drive(*director, kDirectorPlanIntervalMsDefault + 1);
+  std::vector<directory::Directive> issued = Directives("a");
+  ASSERT_EQ(issued.size(), 1u);
+  EXPECT_EQ(counter("director_moves_issued_total"), 1);
+  // Between plans the oldest directive keeps ageing on the gauge.
+  prometheus::Gauge& age = metrics_.Gauge("director_directive_age_max_ms", "", scope);
+  const double age_at_issue = age.Value();
+  Drive(*director, kDirectorPlanIntervalMsDefault / 2);
+  EXPECT_GE(age.Value(), age_at_issue + kDirectorPlanIntervalMsDefault / 2 - 1);
+
+  // The directive is retired and another for the same zone takes its place (a shard, then
+  // the leader, acting between two plans): the first is counted once, as expired.
+  const directory::Directive first = issued[0];
+  ASSERT_TRUE(directory_.CompleteDirective(first.zone, "a").ok());
+  Shard("c", {{"c1", 0}});
+  ASSERT_TRUE(directory_
+                  .IssueDirective("fleet", director->epoch(), first.zone, "a", "c",
+                                  directory::kDirectiveTtlMsDefault)
+                  .ok());
+  Drive(*director, kDirectorPlanIntervalMsDefault + 1);
+  EXPECT_EQ(counter("director_moves_expired_total") + counter("director_moves_completed_total"), 1);
+  EXPECT_EQ(director->Snapshot().moves_expired, 1u);
+}
+
 // The service answers on the bus only while its director leads; a malformed request gets an
 // error reply, never silence.
 class DirectorServiceTest : public DirectorTest {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "telos/base/limits.h"
+#include "telos/base/utf8.h"
 #include "telos/bus/bus.h"
 
 namespace telos::director {
@@ -159,9 +160,14 @@ std::string EncodeDrainTargetsReply(const DrainTargetsReply& reply) {
 
 std::string EncodeDrainTargetsError(const Status& status) {
   RELEASE_ASSERT(!status.ok(), "an error reply needs an error");
+  // The text may quote a requester's bytes (a shard or zone id is any byte string), and the
+  // serializer copies bytes as they are: repaired first, so the reply always parses. Cut before
+  // the repair too, so a huge message costs no more than the bound.
+  const std::string text = SanitizeUtf8(
+      std::string_view(status.message()).substr(0, limits::kDirectorErrorTextBytesMax));
   return json::serialize(
       json::object{{"error", StatusCodeName(status.code())},
-                   {"message", CutUtf8(status.message(), limits::kDirectorErrorTextBytesMax)}});
+                   {"message", CutUtf8(text, limits::kDirectorErrorTextBytesMax)}});
 }
 
 Result<DrainTargetsReply> DecodeDrainTargetsReply(std::string_view data) {

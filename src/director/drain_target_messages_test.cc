@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "telos/base/limits.h"
+#include "telos/base/utf8.h"
 
 namespace telos::director {
 namespace {
@@ -72,6 +73,29 @@ TEST(DrainTargetMessages, ErrorTextIsCutOnACharacterBoundary) {
   ASSERT_FALSE(decoded.ok());
   EXPECT_EQ(decoded.status().code(), StatusCode::kUnavailable);
   EXPECT_LE(decoded.status().message().size(), limits::kDirectorErrorTextBytesMax + 20);
+}
+
+// An error may quote a requester's id, and ids are any bytes: the reply still parses, keeps its
+// code, and is valid UTF-8 whatever the bytes were.
+TEST(DrainTargetMessages, ErrorTextOfBinaryBytesIsRepaired) {
+  const std::string id = "world-\xFF\xC3(\xED\xA0\x80\xF0\x9F";
+  const std::string encoded = EncodeDrainTargetsError(
+      Status::FailedPrecondition("shard " + id + " is not a live registered shard"));
+  EXPECT_TRUE(IsValidUtf8(encoded)) << encoded;
+  Result<DrainTargetsReply> decoded = DecodeDrainTargetsReply(encoded);
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_EQ(decoded.status().code(), StatusCode::kFailedPrecondition)
+      << decoded.status().ToString();
+  EXPECT_NE(decoded.status().message().find("is not a live registered shard"), std::string::npos);
+  EXPECT_TRUE(IsValidUtf8(decoded.status().message()));
+
+  // Binary bytes right at the cut: still valid, still within the bound.
+  std::string long_text(limits::kDirectorErrorTextBytesMax - 1, 'x');
+  long_text += "\xE2\x82\xAC\xFF\xFF";
+  const std::string cut = EncodeDrainTargetsError(Status::Unavailable(long_text));
+  EXPECT_TRUE(IsValidUtf8(cut));
+  Result<DrainTargetsReply> cut_decoded = DecodeDrainTargetsReply(cut);
+  EXPECT_EQ(cut_decoded.status().code(), StatusCode::kUnavailable);
 }
 
 void ExpectBadRequest(const std::string& data) {

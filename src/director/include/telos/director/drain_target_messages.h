@@ -79,8 +79,9 @@ std::string EncodeDrainTargetsRequest(const DrainTargetsRequest& request);
 Result<DrainTargetsRequest> DecodeDrainTargetsRequest(std::string_view data);
 
 std::string EncodeDrainTargetsReply(const DrainTargetsReply& reply);
-// The error layout for `status`. REQUIRES: !status.ok(). The message is cut to
-// kDirectorErrorTextBytesMax bytes.
+// The error layout for `status`. REQUIRES: !status.ok(). The message is repaired to valid UTF-8
+// (SanitizeUtf8: it may quote untrusted bytes) and cut to kDirectorErrorTextBytesMax bytes on a
+// character boundary, so the reply always parses.
 std::string EncodeDrainTargetsError(const Status& status);
 // A reply, or the error it carries, or kInvalidArgument for anything else.
 Result<DrainTargetsReply> DecodeDrainTargetsReply(std::string_view data);
