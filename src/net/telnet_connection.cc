@@ -229,6 +229,12 @@ void TelnetConnection::OnSubnegotiation(uint8_t option, std::string_view payload
     GmcpMessage msg;
     msg.package = std::string(package);
     if (space != std::string_view::npos) msg.json = SanitizeInput(payload.substr(space + 1));
+    const std::string hello_before = gmcp_.client_name();
+    for (const GmcpMessage& answer : gmcp_.OnClientMessage(msg.package, msg.json)) {
+      reply += Wire(GmcpBytes(answer.package, answer.json));
+    }
+    // Core.Hello may name the client when TTYPE did not.
+    if (gmcp_.client_name() != hello_before) input.terminal_type_changed = true;
     input.gmcp.push_back(std::move(msg));
   }
 }
@@ -342,16 +348,19 @@ std::string TelnetConnection::Prompt(std::string_view text) {
   return Wire(std::move(raw));
 }
 
+std::string TelnetConnection::GmcpBytes(std::string_view package, std::string_view json) {
+  std::string payload(package);
+  if (!json.empty()) {
+    payload.push_back(' ');
+    payload += json;
+  }
+  return EncodeSubnegotiation(kOptGmcp, payload);
+}
+
 std::string TelnetConnection::Gmcp(std::string_view package, std::string_view json) {
   std::string raw;
-  if (gmcp_enabled()) {
-    std::string payload(package);
-    if (!json.empty()) {
-      payload.push_back(' ');
-      payload += json;
-    }
-    raw = EncodeSubnegotiation(kOptGmcp, payload);
-  }
+  gmcp_.Remember(package, json);
+  if (gmcp_enabled() && gmcp_.Wants(package)) raw = GmcpBytes(package, json);
   if (msdp_enabled()) {
     msdp_.UpdateFromGmcp(package, json);
     const std::string reports = msdp_.TakeReports();

@@ -324,6 +324,72 @@ TEST_F(TelnetOptionsTest, MsdpToALatin1ClientIsLatin1) {
             Msdp({{"ROOM_NAME", S("Caf\xE9")}}));
 }
 
+// --- GMCP: the Core package answered, Core.Supports honoured (gmcp.h), in both orders of offer
+
+std::string Gmcp(std::string_view payload) {
+  return Sb(kOptGmcp, payload);
+}
+
+TEST_F(TelnetOptionsTest, GmcpServerOffersMudletAnswersAndChoosesModules) {
+  conn_.Greeting();
+  Send(Neg(kDo, kOptGmcp));
+  EXPECT_EQ(reply_, "");  // our WILL stands answered
+  ASSERT_TRUE(conn_.gmcp_enabled());
+  // What Mudlet sends at once: Hello, then the modules it wants.
+  auto in = Send(Gmcp(R"(Core.Hello {"client":"Mudlet","version":"4.17.2"})") +
+                 Gmcp(R"(Core.Supports.Set ["Char 1", "Char.Skills 1", "Room 1"])"));
+  EXPECT_EQ(reply_, Gmcp(R"(Core.Hello {"name":"TelosMUD"})"));
+  EXPECT_TRUE(in.terminal_type_changed);
+  EXPECT_EQ(conn_.client_name(), "Mudlet");
+  ASSERT_EQ(in.gmcp.size(), 2u);  // the game is told too
+  EXPECT_EQ(in.gmcp[1].package, "Core.Supports.Set");
+  EXPECT_EQ(conn_.Gmcp("Room.Info", R"({"num":1})"), Gmcp(R"(Room.Info {"num":1})"));
+  EXPECT_EQ(conn_.Gmcp("Char.Vitals", R"({"hp":3})"), Gmcp(R"(Char.Vitals {"hp":3})"));
+  EXPECT_EQ(conn_.Gmcp("Char.Items.List", R"({"location":"inv","items":[]})"), "");
+  EXPECT_EQ(conn_.Gmcp("Comm.Channel.Text", R"({"talker":"Bob"})"), "");
+  Send(Gmcp(R"(Core.Supports.Add ["Comm.Channel 1"])"));
+  EXPECT_EQ(reply_, "");
+  EXPECT_EQ(conn_.Gmcp("Comm.Channel.Text", R"({"talker":"Bob"})"),
+            Gmcp(R"(Comm.Channel.Text {"talker":"Bob"})"));
+  Send(Gmcp(R"(Core.Supports.Remove ["Room 1"])"));
+  EXPECT_EQ(conn_.Gmcp("Room.Info", R"({"num":2})"), "");
+  // Turned on again: the room the client missed is sent at once.
+  Send(Gmcp(R"(Core.Supports.Add ["Room 1"])"));
+  EXPECT_EQ(reply_, Gmcp(R"(Room.Info {"num":2})"));
+  // Core.Ping is answered with an empty Core.Ping.
+  Send(Gmcp("Core.Ping 85"));
+  EXPECT_EQ(reply_, Gmcp("Core.Ping"));
+}
+
+TEST_F(TelnetOptionsTest, GmcpClientAsksFirstAndNeverChoosesGetsEverything) {
+  Send(Neg(kDo, kOptGmcp));
+  EXPECT_EQ(reply_, Neg(kWill, kOptGmcp));
+  Send(Neg(kDo, kOptGmcp));  // a repeat is not answered
+  EXPECT_EQ(reply_, "");
+  for (const char* package :
+       {"Char.Vitals", "Char.Items.Add", "Room.Players", "Comm.Channel.Text"}) {
+    EXPECT_EQ(conn_.Gmcp(package, "{}"), Gmcp(std::string(package) + " {}")) << package;
+  }
+  Send(Gmcp("Core.Ping"));
+  EXPECT_EQ(reply_, Gmcp("Core.Ping"));
+}
+
+TEST_F(TelnetOptionsTest, GmcpCoreIsNotAnsweredBeforeTheOptionIsOn) {
+  conn_.Greeting();
+  auto in = Send(Gmcp("Core.Ping"));
+  EXPECT_EQ(reply_, "");
+  EXPECT_TRUE(in.gmcp.empty());
+}
+
+TEST_F(TelnetOptionsTest, GmcpModulesNotChosenStillFeedMsdp) {
+  conn_.Greeting();
+  Send(Neg(kDo, kOptGmcp) + Neg(kDo, kOptMsdp));
+  Send(Gmcp(R"(Core.Supports.Set ["Char 1"])"));
+  Send(Msdp({{"REPORT", S("ROOM_VNUM")}}));
+  // Room is not among the client's GMCP modules, but MSDP reported ROOM_VNUM.
+  EXPECT_EQ(conn_.Gmcp("Room.Info", R"({"num":12,"id":"atrium"})"), Msdp({{"ROOM_VNUM", S("12")}}));
+}
+
 // --- MSSP (the variables themselves: mssp_test.cc and TelnetServerTest)
 
 TEST(TelnetMsspTest, BothOrdersOfOfferSendTheVariablesOnce) {

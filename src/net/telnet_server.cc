@@ -180,7 +180,7 @@ class TelnetSession final : public Terminal, public std::enable_shared_from_this
           info_.width = protocol_.width();
           info_.height = protocol_.height();
           const TerminalCapabilities& caps = protocol_.capabilities();
-          info_.client = caps.client_name;
+          info_.client = protocol_.client_name();
           info_.terminal_type = caps.terminal_type;
           info_.mtts_bits = caps.mtts ? caps.mtts_bits : 0;
           info_.screen_reader = caps.Has(mtts::kScreenReader);

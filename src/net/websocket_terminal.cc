@@ -10,6 +10,7 @@
 #include "input_limiter.h"
 #include "strand_relay.h"
 #include "telos/base/utf8.h"
+#include "telos/net/gmcp.h"
 #include "telos/net/text.h"
 #include "telos/net/websocket_message.h"
 
@@ -105,14 +106,13 @@ class WebSocketTerminal final : public Terminal,
   }
   void SendPrompt(std::string text) override { SendText(std::move(text)); }
   void SendData(std::string package, std::string body) override {
-    OnStrand([this, package = std::move(package), body = std::move(body)] {
-      Queue(DataFrame(package, body));
-    });
+    OnStrand(
+        [this, package = std::move(package), body = std::move(body)] { QueueData(package, body); });
   }
   void SendOutput(TerminalOutput output) override {
     OnStrand([this, output = std::move(output)] {
       if (!output.text.empty()) Queue(Frame("text", "text", output.text));
-      for (const auto& [package, body] : output.data) Queue(DataFrame(package, body));
+      for (const auto& [package, body] : output.data) QueueData(package, body);
       if (!output.prompt.empty()) Queue(Frame("text", "text", output.prompt));
     });
   }
@@ -163,6 +163,14 @@ class WebSocketTerminal final : public Terminal,
       case ClientMessage::Kind::kIgnored: return;  // not one of ours
       case ClientMessage::Kind::kInput: OnInput(msg.text); return;
       case ClientMessage::Kind::kGmcp:
+        // The Core package (Hello, Ping, Supports) is the transport's, as on telnet (gmcp.h).
+        for (const GmcpMessage& answer : gmcp_.OnClientMessage(msg.package, msg.data)) {
+          Queue(DataFrame(answer.package, answer.json));
+        }
+        if (!gmcp_.client_name().empty()) {
+          std::lock_guard lock(info_mu_);
+          info_.client = gmcp_.client_name();
+        }
         handler_->OnData(std::move(msg.package), std::move(msg.data));
         return;
       case ClientMessage::Kind::kResize: {
@@ -213,6 +221,12 @@ class WebSocketTerminal final : public Terminal,
       auto [ec] = co_await idle_timer_.async_wait(kTuple);
       if (ec) co_return;
     }
+  }
+
+  // A package from the game, if the client's Core.Supports wants its module (gmcp.h).
+  void QueueData(std::string_view package, std::string_view body) {
+    gmcp_.Remember(package, body);
+    if (gmcp_.Wants(package)) Queue(DataFrame(package, body));
   }
 
   void Queue(std::string frame) {
@@ -292,6 +306,7 @@ class WebSocketTerminal final : public Terminal,
   bool socket_closed_ = false;
   bool told_rate_limited_ = false;
   std::string close_reason_;
+  GmcpSupports gmcp_;
   mutable std::mutex info_mu_;  // Info() is read from other threads
   TerminalInfo info_;
 };

@@ -103,7 +103,16 @@ TEST_F(WebSocketTest, FramesBothWays) {
   ws->write(asio::buffer(std::string(R"({"type":"input","text":"look"})")));
   EXPECT_EQ(Read(*ws), R"({"type":"text","text":"you said: look\n"})");
   ws->write(asio::buffer(std::string(R"({"type":"gmcp","package":"Core.Hello","data":{"v":1}})")));
+  // The transport answers the Core package itself (gmcp.h), then the handler sees the message.
+  EXPECT_EQ(Read(*ws), R"({"type":"gmcp","package":"Core.Hello","data":{"name":"TelosMUD"}})");
   EXPECT_EQ(Read(*ws), R"({"type":"gmcp","package":"Echo.Core.Hello","data":{"v":1}})");
+  // Once the client names its modules, Echo.* (not among them) is no longer sent; Core is.
+  ws->write(asio::buffer(
+      std::string(R"({"type":"gmcp","package":"Core.Supports.Set","data":["Char 1"]})")));
+  ws->write(asio::buffer(std::string(R"({"type":"gmcp","package":"Core.Ping","data":null})")));
+  EXPECT_EQ(Read(*ws), R"({"type":"gmcp","package":"Core.Ping","data":null})");
+  ws->write(asio::buffer(std::string(R"({"type":"input","text":"look"})")));
+  EXPECT_EQ(Read(*ws), R"({"type":"text","text":"you said: look\n"})");
   ws->write(asio::buffer(std::string(R"({"type":"naws","width":120,"height":40})")));
   EXPECT_EQ(Read(*ws), R"({"type":"text","text":"size 120x40\n"})");
   ws->write(asio::buffer(std::string(R"({"type":"input","text":"secret"})")));

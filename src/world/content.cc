@@ -35,6 +35,23 @@ bool IsValidId(std::string_view id) {
   });
 }
 
+int32_t RoomNumber(const Ref& room) {
+  // FNV-1a: simple, specified byte by byte, and stable across compilers and releases (unlike
+  // std::hash), which the number must be for a mapper's saved map to stay right.
+  uint32_t hash = 2166136261u;
+  const auto mix = [&hash](std::string_view bytes) {
+    for (const char c : bytes) {
+      hash ^= static_cast<uint8_t>(c);
+      hash *= 16777619u;
+    }
+  };
+  mix(room.zone);
+  mix(":");
+  mix(room.id);
+  const uint32_t number = hash & 0x7FFFFFFFu;
+  return number == 0 ? 1 : static_cast<int32_t>(number);
+}
+
 std::optional<Ref> ParseRef(std::string_view text, std::string_view home_zone) {
   size_t colon = text.find(':');
   Ref ref;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -762,6 +763,21 @@ void Loader::Resolve() {
       if (keeper != nullptr && (keeper->flags & kMobShopkeeper) == 0) {
         Report("zones/" + zone.id + ".toml", 0,
                "shop keeper '" + shop.keeper + "' lacks the 'shopkeeper' flag");
+      }
+    }
+  }
+  // Room numbers (GMCP Room.Info "num") come from the ids; two rooms hashing alike would merge
+  // in a client's map, so the pack is refused and the builder renames one of them.
+  std::map<int32_t, Ref> numbers;
+  for (const ZoneDef& zone : pack_.zones) {
+    for (const RoomDef& room : zone.rooms) {
+      const Ref ref{zone.id, room.id};
+      const auto [it, fresh] = numbers.emplace(RoomNumber(ref), ref);
+      if (!fresh) {
+        Report("zones/" + zone.id + ".toml", 0,
+               "room '" + ref.ToString() + "' has the same room number (" +
+                   std::to_string(it->first) + ") as '" + it->second.ToString() +
+                   "'; rename one of them");
       }
     }
   }

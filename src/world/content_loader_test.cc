@@ -200,6 +200,33 @@ TEST(ContentLoader, ZonesDeclareTheirColocationGroup) {
       << Dump(problems);
 }
 
+TEST(ContentLoader, TwoRoomsWithOneRoomNumberAreRefused) {
+  // "lobby:r563919" and "lobby:r800634" hash to the same GMCP room number (441534354).
+  ASSERT_EQ(RoomNumber({"lobby", "r563919"}), RoomNumber({"lobby", "r800634"}));
+  const std::string zone =
+      "[zone]\nid = \"lobby\"\nname = \"L\"\nkind = \"lobby\"\nreset_minutes = 5\n\n"
+      "[[rooms]]\nid = \"r563919\"\nname = \"A\"\ndescription = \"x\"\n\n"
+      "[[rooms]]\nid = \"%s\"\nname = \"B\"\ndescription = \"x\"\n";
+  auto pack_with = [&](const TempDir& dir, const std::string& second) {
+    std::string text = zone;
+    text.replace(text.find("%s"), 2, second);
+    dir.Write("pack.toml", "name = \"n\"\nversion = \"1\"\nstart_room = \"lobby:r563919\"\n");
+    dir.Write("zones/lobby.toml", text);
+  };
+  TempDir good;
+  pack_with(good, "r800635");
+  std::vector<Problem> problems;
+  ASSERT_TRUE(LoadPack(good.path(), &problems).ok()) << Dump(problems);
+  TempDir bad;
+  pack_with(bad, "r800634");
+  problems.clear();
+  EXPECT_FALSE(LoadPack(bad.path(), &problems).ok());
+  EXPECT_TRUE(HasProblem(problems, "zones/lobby.toml", 0,
+                         "room 'lobby:r800634' has the same room number (441534354) as "
+                         "'lobby:r563919'"))
+      << Dump(problems);
+}
+
 TEST(ContentLoader, MissingFolderAndFiles) {
   std::vector<Problem> problems;
   EXPECT_FALSE(LoadPack("/nonexistent/telos/pack", &problems).ok());

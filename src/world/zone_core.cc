@@ -20,9 +20,109 @@ json::string JsonText(std::string_view text) {
   return json::string(SanitizeUtf8(text));
 }
 
-std::string ChannelJson(std::string_view channel, std::string_view from, std::string_view text) {
-  return json::serialize(json::object{
-      {"channel", JsonText(channel)}, {"from", JsonText(from)}, {"text", JsonText(text)}});
+// Comm.Channel.Text as IRE clients read it: "talker" names the speaker and "text" is the
+// whole line as the player sees it (without colour), what chat-capture scripts show; "message"
+// is the spoken words alone, for a client (ours) that lays the line out itself.
+std::string ChannelJson(std::string_view channel, std::string_view talker, std::string_view line,
+                        std::string_view message) {
+  return json::serialize(json::object{{"channel", JsonText(channel)},
+                                      {"talker", JsonText(talker)},
+                                      {"text", JsonText(line)},
+                                      {"message", JsonText(message)}});
+}
+
+// Room.Info exits are keyed the short way IRE clients and mapper scripts use ("n", "ne", "u");
+// a direction that is not one of the usual twelve keeps its own name.
+std::string ExitKey(std::string_view dir) {
+  static constexpr std::pair<std::string_view, std::string_view> kShort[] = {
+      {"north", "n"}, {"northeast", "ne"}, {"east", "e"}, {"southeast", "se"},
+      {"south", "s"}, {"southwest", "sw"}, {"west", "w"}, {"northwest", "nw"},
+      {"up", "u"},    {"down", "d"},       {"in", "in"},  {"out", "out"}};
+  for (const auto& [full, abbrev] : kShort) {
+    if (dir == full) return std::string(abbrev);
+  }
+  return SanitizeUtf8(dir);
+}
+
+// Room.Players and Room.AddPlayer entries.
+json::object PlayerJson(const Actor& player) {
+  return json::object{{"name", JsonText(player.name)}, {"fullname", JsonText(player.name)}};
+}
+
+json::object ItemJson(const GmcpItem& item) {
+  json::object o{{"id", JsonText(item.id)}, {"name", JsonText(item.name)}};
+  if (!item.attrib.empty()) o.emplace("attrib", item.attrib);
+  return o;
+}
+
+std::string ItemsListJson(std::string_view location, const std::vector<GmcpItem>& items) {
+  json::array list;
+  list.reserve(items.size());
+  for (const GmcpItem& item : items) list.push_back(ItemJson(item));
+  return json::serialize(json::object{{"location", location}, {"items", std::move(list)}});
+}
+
+std::string ItemChangeJson(std::string_view location, const GmcpItem& item) {
+  return json::serialize(json::object{{"location", location}, {"item", ItemJson(item)}});
+}
+
+GmcpItem ViewItem(const Item& item, std::string attrib) {
+  if (item.is_container()) attrib += 'c';
+  return GmcpItem{std::to_string(item.id), item.Name(), std::move(attrib)};
+}
+
+// What the player carries: worn and wielded first, as the equipment command lists them.
+std::vector<GmcpItem> InventoryView(const Actor& actor) {
+  std::vector<GmcpItem> out;
+  for (const auto& worn : actor.equipment) {
+    if (worn) out.push_back(ViewItem(*worn, "w"));
+  }
+  for (const auto& item : actor.inventory) {
+    out.push_back(ViewItem(*item, !item->is_corpse() && item->def->slot != WearSlot::kNone
+                                      ? std::string("W")
+                                      : std::string()));
+  }
+  return out;
+}
+
+// What lies in the room, then the mobs there (IRE lists denizens as items marked "m").
+std::vector<GmcpItem> RoomView(const RoomState& here) {
+  std::vector<GmcpItem> out;
+  for (const auto& item : here.items) {
+    if (out.size() >= limits::kItemsPerRoomMax) return out;
+    out.push_back(ViewItem(*item, item->is_corpse() ? "td" : "t"));
+  }
+  for (const Actor* other : here.actors) {
+    if (out.size() >= limits::kItemsPerRoomMax) return out;
+    if (!other->is_player) out.push_back({"m" + std::to_string(other->id), other->name, "m"});
+  }
+  return out;
+}
+
+// Appends Char.Items.Add, Update and Remove events for the difference between `sent` and `now`,
+// then makes `now` the list sent.
+void DiffItems(std::string_view location, std::vector<GmcpItem> now, std::vector<GmcpItem>& sent,
+               std::vector<OutputEvent>& events) {
+  std::unordered_map<std::string_view, const GmcpItem*> before;
+  before.reserve(sent.size());
+  for (const GmcpItem& item : sent) before.emplace(item.id, &item);
+  for (const GmcpItem& item : now) {
+    const auto it = before.find(item.id);
+    if (it == before.end()) {
+      events.push_back({"Char.Items.Add", ItemChangeJson(location, item)});
+      continue;
+    }
+    if (!(*it->second == item)) {
+      events.push_back({"Char.Items.Update", ItemChangeJson(location, item)});
+    }
+    before.erase(it);
+  }
+  for (const GmcpItem& item : sent) {
+    if (before.count(item.id) != 0) {
+      events.push_back({"Char.Items.Remove", ItemChangeJson(location, item)});
+    }
+  }
+  sent = std::move(now);
 }
 
 // "2.sword" -> (2, "sword"); "sword" -> (1, "sword").
@@ -255,6 +355,11 @@ ItemState ZoneCore::SaveItem(const Item& item) const {
 void ZoneCore::PlaceActor(Actor& actor, int room_index) {
   actor.room = room_index;
   RoomState& here = room(room_index);
+  if (actor.is_player && !here.players.empty()) {
+    // GMCP: those already here learn of the arrival (Room.Players is sent to the newcomer).
+    const std::string body = json::serialize(PlayerJson(actor));
+    for (Actor* other : here.players) SendEvent(*other, "Room.AddPlayer", body);
+  }
   here.actors.push_back(&actor);
   if (actor.is_player) here.players.push_back(&actor);
   if (actor.is_player && !actor.quests.empty()) QuestVisit(actor);
@@ -264,7 +369,11 @@ void ZoneCore::UnplaceActor(Actor& actor) {
   if (actor.room < 0) return;
   RoomState& here = room(actor.room);
   std::erase(here.actors, &actor);
-  if (actor.is_player) std::erase(here.players, &actor);
+  if (actor.is_player) {
+    std::erase(here.players, &actor);
+    const std::string body = json::serialize(JsonText(actor.name));
+    for (Actor* other : here.players) SendEvent(*other, "Room.RemovePlayer", body);
+  }
   actor.room = -1;
 }
 
@@ -367,6 +476,7 @@ void ZoneCore::Admit(PlayerTransfer transfer) {
   a.sink = std::move(transfer.sink);
   a.reply_to = std::move(transfer.reply_to);
   a.next_save_heartbeat = heartbeats_ + save_interval_heartbeats_;
+  SendEvent(a, "Char.Name", json::serialize(PlayerJson(a)));
   actor_by_id_[a.id] = &a;
   actors_[a.id] = std::move(actor);
   players_[key] = a.id;
@@ -807,14 +917,42 @@ void ZoneCore::SendRoomInfo(Actor& actor) {
   RoomState& here = room(actor.room);
   json::object exits;
   // emplace keeps a direction's first exit: the document never repeats a key.
-  for (const ExitDef& exit : here.def->exits) {
-    exits.emplace(SanitizeUtf8(exit.dir), JsonText(exit.to.ToString()));
-  }
-  json::object info{{"zone", JsonText(zone_.id)},
-                    {"id", JsonText(here.def->id)},
+  for (const ExitDef& exit : here.def->exits) exits.emplace(ExitKey(exit.dir), RoomNumber(exit.to));
+  // The mapper's fields first (num, name, area, environment, exits), then the world's own ids.
+  json::object info{{"num", RoomNumber(here.ref)},
                     {"name", JsonText(here.def->name)},
-                    {"exits", std::move(exits)}};
+                    {"area", JsonText(zone_.name.empty() ? zone_.id : zone_.name)},
+                    {"environment", here.Has(kRoomIndoors) ? "indoors" : "outdoors"},
+                    {"exits", std::move(exits)},
+                    {"zone", JsonText(zone_.id)},
+                    {"id", JsonText(here.def->id)}};
   SendEvent(actor, "Room.Info", json::serialize(info));
+  json::array players;
+  for (const Actor* other : here.players) {
+    if (other == &actor) continue;
+    if (players.size() >= limits::kGmcpRoomPlayersMax) break;
+    players.push_back(PlayerJson(*other));
+  }
+  SendEvent(actor, "Room.Players", json::serialize(players));
+}
+
+void ZoneCore::SyncItems(Actor& actor) {
+  std::vector<OutputEvent>& events = actor.pending.events;
+  if (!actor.items_inv_listed) {
+    actor.items_inv_listed = true;
+    actor.items_sent_inv = InventoryView(actor);
+    events.push_back({"Char.Items.List", ItemsListJson("inv", actor.items_sent_inv)});
+  } else {
+    DiffItems("inv", InventoryView(actor), actor.items_sent_inv, events);
+  }
+  if (actor.room < 0) return;
+  if (actor.items_room_listed != actor.room) {
+    actor.items_room_listed = actor.room;
+    actor.items_sent_room = RoomView(room(actor.room));
+    events.push_back({"Char.Items.List", ItemsListJson("room", actor.items_sent_room)});
+  } else {
+    DiffItems("room", RoomView(room(actor.room)), actor.items_sent_room, events);
+  }
 }
 
 void ZoneCore::Prompt(Actor& actor) {
@@ -851,6 +989,7 @@ bool ZoneCore::FlushPlayer(Actor& actor) {
     }
     actor.pending.events.push_back({"Char.Status", json::serialize(doc)});
   }
+  SyncItems(actor);
   if (actor.pending.text.empty() && actor.pending.events.empty() && !actor.pending.disconnect &&
       actor.pending.echo == PlayerOutput::Echo::kUnchanged) {
     return false;
@@ -901,21 +1040,23 @@ void ZoneCore::DeliverTell(const std::string& from, const std::string& to_key,
                            const std::string& text) {
   Actor* target = FindPlayerMutable(to_key);
   if (target == nullptr) return;
-  Send(*target, "{m}" + from + " tells you, '" + text + "'{x}");
-  SendEvent(*target, "Comm.Channel", ChannelJson("tell", from, text));
+  const std::string line = from + " tells you, '" + text + "'";
+  Send(*target, "{m}" + line + "{x}");
+  SendEvent(*target, "Comm.Channel.Text", ChannelJson("tell", from, line, text));
   target->reply_to = from;
   MarkUrgent(*target);  // a message to one person goes out at once; only broadcasts wait
 }
 
 void ZoneCore::DeliverChannel(const std::string& channel, const std::string& from,
                               const std::string& text) {
-  std::string line = "{c}[" + channel + "] " + from + ": " + text + "{x}";
-  const std::string body = ChannelJson(channel, from, text);
+  const std::string plain = "[" + channel + "] " + from + ": " + text;
+  const std::string line = "{c}" + plain + "{x}";
+  const std::string body = ChannelJson(channel, from, plain, text);
   for (const auto& [key, id] : players_) {
     Actor* player = FindActor(id);
     if (player == nullptr) continue;
     Send(*player, line);
-    SendEvent(*player, "Comm.Channel", body);
+    SendEvent(*player, "Comm.Channel.Text", body);
   }
   // The speaker sees their own line at once; everyone else hears it at the pulse.
   if (Actor* speaker = FindPlayerMutable(NameKey(from))) MarkUrgent(*speaker);

@@ -53,6 +53,14 @@ struct Item {
   bool Matches(std::string_view word) const;
 };
 
+// One entry of a GMCP Char.Items list as it was last sent (see ZoneCore::SyncItems).
+struct GmcpItem {
+  std::string id;      // items: their instance id; mobs: "m" and their actor id
+  std::string name;    // "a short sword"
+  std::string attrib;  // IRE's letters: w worn, W wearable, c container, t takeable, m mob, d dead
+  bool operator==(const GmcpItem&) const = default;
+};
+
 struct Affect {
   AffectKind kind = AffectKind::kPoison;
   int64_t remaining_ms = 0;
@@ -117,6 +125,11 @@ struct Actor {
   bool urgent = false;  // in ZoneCore::urgent_players: flush at the end of this batch
   std::array<int, 6> last_vitals{-1, -1, -1, -1, -1, -1};
   std::array<int64_t, 3> last_status{-1, -1, -1};  // level, exp, gold last sent as Char.Status
+  // GMCP Char.Items as last sent: each flush compares and sends only what changed.
+  std::vector<GmcpItem> items_sent_inv;
+  std::vector<GmcpItem> items_sent_room;
+  bool items_inv_listed = false;
+  int items_room_listed = -1;  // the room index whose list was sent, -1 for none yet
   int64_t next_save_heartbeat = 0;
 
   bool HasAffect(AffectKind kind) const;
@@ -385,6 +398,9 @@ class ZoneCore final : public ScriptHost {
   void BuildRooms();
   // Delivers what `actor` has pending; true if that included text.
   bool FlushPlayer(Actor& actor);
+  // Queues GMCP Char.Items for what changed since the last flush: a List of the inventory the
+  // first time and of the room on entering one, then Add, Remove and Update.
+  void SyncItems(Actor& actor);
   void UpdateOccupancy();
 
   std::shared_ptr<const Pack> pack_;

@@ -143,7 +143,7 @@ function handleGmcp(pkg, data) {
   if (pkg === 'Char.Vitals') vitals.update(data);
   else if (pkg === 'Char.Status') charLine.update(data);
   else if (pkg === 'Room.Info') room.update(data);
-  else if (pkg === 'Comm.Channel') channels.add(data);
+  else if (pkg === 'Comm.Channel.Text') channels.add(data);
 }
 
 // --- NAWS: columns and rows that fit the output pane ---

@@ -149,7 +149,7 @@ export class RoomStrip {
   }
 }
 
-/** The last few Comm.Channel messages, shown beside the output on wide screens. */
+/** The last few Comm.Channel.Text messages, each naming its speaker, beside the output. */
 export class ChannelLog {
   constructor(doc, maxEntries = 200) {
     this.doc = doc;

@@ -54,6 +54,19 @@ function normaliseVitals(data) {
   return out;
 }
 
+const SHORT_DIRECTIONS = {
+  n: 'north',
+  ne: 'northeast',
+  e: 'east',
+  se: 'southeast',
+  s: 'south',
+  sw: 'southwest',
+  w: 'west',
+  nw: 'northwest',
+  u: 'up',
+  d: 'down',
+};
+
 // GMCP package names are case-insensitive; these are the canonical spellings we emit.
 const GMCP_PARSERS = {
   'char.vitals': [
@@ -92,10 +105,13 @@ const GMCP_PARSERS = {
         let exits = data.exits;
         if (isObject(exits)) exits = Object.keys(exits);
         if (!Array.isArray(exits)) return null;
-        // Drop non-strings, empties and duplicates; keep the server's order.
+        // Drop non-strings, empties and duplicates; keep the server's order. The server keys
+        // exits the short way mappers use ("n"); the strip shows, and sends, the whole word.
         const seen = new Set();
-        for (const e of exits) {
-          if (typeof e !== 'string' || e.trim() === '' || seen.has(e)) continue;
+        for (const raw of exits) {
+          if (typeof raw !== 'string' || raw.trim() === '') continue;
+          const e = has(SHORT_DIRECTIONS, raw) ? SHORT_DIRECTIONS[raw] : raw;
+          if (seen.has(e)) continue;
           seen.add(e);
           out.exits.push(e);
         }
@@ -103,24 +119,28 @@ const GMCP_PARSERS = {
       return out;
     },
   ],
-  'comm.channel': [
-    'Comm.Channel',
-    (data) => {
-      if (!isObject(data)) return null;
-      if (typeof data.text !== 'string') return null;
-      return {
-        channel: typeof data.channel === 'string' ? data.channel : '',
-        talker: typeof data.talker === 'string' ? data.talker : '',
-        text: data.text,
-      };
-    },
-  ],
 };
+
+// Comm.Channel.Text as the server sends it: "talker" the speaker, "text" the whole line (what
+// IRE clients show), "message" the words alone. The panel lays out [channel] talker: message,
+// so the words are taken when present. The older name "Comm.Channel" is accepted too.
+function parseChannel(data) {
+  if (!isObject(data)) return null;
+  const words = typeof data.message === 'string' ? data.message : data.text;
+  if (typeof words !== 'string') return null;
+  return {
+    channel: typeof data.channel === 'string' ? data.channel : '',
+    talker: typeof data.talker === 'string' ? data.talker : '',
+    text: words,
+  };
+}
+GMCP_PARSERS['comm.channel.text'] = ['Comm.Channel.Text', parseChannel];
+GMCP_PARSERS['comm.channel'] = ['Comm.Channel.Text', parseChannel];
 
 /**
  * Parses one incoming message. Returns one of
  *   {type: 'text', text}
- *   {type: 'gmcp', package: 'Char.Vitals' | 'Char.Status' | 'Room.Info' | 'Comm.Channel', data}
+ *   {type: 'gmcp', package: 'Char.Vitals' | 'Char.Status' | 'Room.Info' | 'Comm.Channel.Text', data}
  *   {type: 'echo', on}
  *   {type: 'close', reason}
  * or null for anything else.

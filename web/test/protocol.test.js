@@ -100,9 +100,37 @@ describe('parseFrame: good frames', () => {
     assert.deepEqual(f.data, { name: 'Void', exits: [] });
   });
 
-  it('Comm.Channel', () => {
+  it('Comm.Channel (the older name) becomes Comm.Channel.Text', () => {
     const data = { channel: 'gossip', talker: 'Bob', text: 'hello all' };
-    assert.deepEqual(parseFrame(j({ type: 'gmcp', package: 'Comm.Channel', data })).data, data);
+    const f = parseFrame(j({ type: 'gmcp', package: 'Comm.Channel', data }));
+    assert.equal(f.package, 'Comm.Channel.Text');
+    assert.deepEqual(f.data, data);
+  });
+
+  it('Comm.Channel.Text as the server sends it: the talker named, the words alone', () => {
+    const data = { channel: 'ooc', talker: 'Zed', text: '[ooc] Zed: hi there', message: 'hi there' };
+    const f = parseFrame(j({ type: 'gmcp', package: 'Comm.Channel.Text', data }));
+    assert.deepEqual(f, {
+      type: 'gmcp',
+      package: 'Comm.Channel.Text',
+      data: { channel: 'ooc', talker: 'Zed', text: 'hi there' },
+    });
+    // An IRE-style body without "message": the whole line is shown.
+    const ire = parseFrame(
+      j({ type: 'gmcp', package: 'comm.channel.text', data: { channel: 'ooc', talker: 'Zed', text: 'Zed: hi' } }),
+    );
+    assert.deepEqual(ire.data, { channel: 'ooc', talker: 'Zed', text: 'Zed: hi' });
+  });
+
+  it('Room.Info exits keyed the short way become whole directions', () => {
+    const f = parseFrame(
+      j({
+        type: 'gmcp',
+        package: 'Room.Info',
+        data: { num: 448301937, area: 'The Lobby', zone: 'lobby', id: 'atrium', name: 'Atrium', exits: { n: 12, u: 13, portal: 14, north: 15 } },
+      }),
+    );
+    assert.deepEqual(f.data.exits, ['north', 'up', 'portal']);
   });
 
   it('matches GMCP package names case-insensitively and returns the canonical name', () => {

@@ -60,6 +60,11 @@ inline constexpr size_t kMsdpReportedMax = 64;       // variables one client has
 inline constexpr size_t kMsdpValueBytesMax = 256;    // a client-set variable (CLIENT_NAME)
 inline constexpr size_t kWordWrapColumnsMin = 20;    // a narrower NAWS width is not wrapped to
 
+// --- GMCP (Core.Supports, Room.Players, Char.Items): what a client makes us hold, what we list
+inline constexpr size_t kGmcpModulesMax = 64;                    // Core.Supports modules held
+inline constexpr size_t kGmcpRememberedBodyBytesMax = 4 * 1024;  // a state package replayed
+inline constexpr size_t kGmcpRoomPlayersMax = 50;                // names in one Room.Players
+
 // --- Logins
 inline constexpr size_t kThrottledAddressesMax = 100'000;
 inline constexpr size_t kLoginFailuresPerAddressMax = 10;  // within the window below

@@ -21,7 +21,9 @@
 // limits::kWordWrapColumnsMin columns; prompts are never wrapped.
 // Prompts end with IAC EOR once the client has agreed to EOR, else IAC GA (unless the client
 // suppressed go-ahead). MSDP (msdp.h) is answered here and fed from the GMCP packages passed
-// to Gmcp(), so the game produces its data once for both protocols.
+// to Gmcp(), so the game produces its data once for both protocols. GMCP's Core package
+// (Core.Hello, Core.Ping, Core.Supports.*) is answered here too (gmcp.h), and Gmcp() sends a
+// package only if the client's Core.Supports asked for its module (MSDP is fed either way).
 //
 // Thread safety: one connection, one thread (or strand) at a time.
 #pragma once
@@ -37,17 +39,13 @@
 
 #include "telos/net/charset.h"
 #include "telos/net/colour.h"
+#include "telos/net/gmcp.h"
 #include "telos/net/msdp.h"
 #include "telos/net/mtts.h"
 #include "telos/net/telnet_codec.h"
 #include "telos/net/text.h"
 
 namespace telos::net {
-
-struct GmcpMessage {
-  std::string package;  // e.g. "Core.Hello"
-  std::string json;     // the rest of the payload, possibly empty; not validated here
-};
 
 // MSSP variables, e.g. {"NAME","TelosMUD"},{"PLAYERS","12"}; called when a client asks.
 using MsspProvider = std::function<std::vector<std::pair<std::string, std::string>>()>;
@@ -77,8 +75,9 @@ class TelnetConnection {
   std::string Text(std::string_view text);
   // A prompt: text followed by IAC EOR or IAC GA so clients know where the line ends.
   std::string Prompt(std::string_view text);
-  // A GMCP message; empty when the client has enabled neither GMCP nor MSDP. With MSDP on, the
-  // variables the package carries are updated and the reported ones that changed are sent.
+  // A GMCP message; empty when the client has enabled neither GMCP nor MSDP, or GMCP only and
+  // did not ask for the package's module (Core.Supports). With MSDP on, the variables the
+  // package carries are updated and the reported ones that changed are sent.
   std::string Gmcp(std::string_view package, std::string_view json);
   // echo_on=false asks the client to stop echoing (password entry); true restores it.
   std::string Echo(bool echo_on);
@@ -97,6 +96,11 @@ class TelnetConnection {
   // A player's own choice of colour depth; nullopt returns to what the client said.
   void SetColourDepthOverride(std::optional<ColourDepth> depth) { depth_override_ = depth; }
   const MsdpAgent& msdp() const { return msdp_; }
+  const GmcpSupports& gmcp() const { return gmcp_; }
+  // The client's name: its first TTYPE answer, else what its GMCP Core.Hello said.
+  const std::string& client_name() const {
+    return capabilities().client_name.empty() ? gmcp_.client_name() : capabilities().client_name;
+  }
   // Text() wraps lines to the NAWS width (wrap.h) unless turned off (a player's setting).
   void SetWordWrap(bool on) { word_wrap_ = on; }
 
@@ -120,6 +124,8 @@ class TelnetConnection {
   // Game text as the client's width (if `wrap`), character set and colour depth want it,
   // NVT-encoded.
   std::string ClientText(std::string_view text, bool wrap) const;
+  // IAC SB GMCP <package> [space <json>] IAC SE, uncompressed.
+  static std::string GmcpBytes(std::string_view package, std::string_view json);
   // Compresses `raw` when MCCP2 is on; otherwise returns it as is.
   std::string Wire(std::string raw);
 
@@ -139,6 +145,7 @@ class TelnetConnection {
   std::optional<ColourDepth> depth_override_;
   bool word_wrap_ = true;
   MsdpAgent msdp_;
+  GmcpSupports gmcp_;
   std::unique_ptr<Compressor> compressor_;
 };
 

@@ -37,6 +37,11 @@ struct Ref {
 std::optional<Ref> ParseRef(std::string_view text, std::string_view home_zone);
 // True for a valid id: [a-z0-9_], 1..32 characters.
 bool IsValidId(std::string_view id);
+// A room's number, what GMCP Room.Info "num" and MSDP ROOM_VNUM carry for mappers: the 32-bit
+// FNV-1a hash of "zone:id" with its top bit cleared, 0 taken as 1, so 1..2^31-1 (Mudlet's
+// mapper keeps room ids in a signed 32-bit int). It depends on the id alone: the same on every
+// world and across restarts. LoadPack refuses a pack in which two rooms share a number.
+int32_t RoomNumber(const Ref& room);
 
 // NdS, NdS+B or NdS-B.
 struct Dice {

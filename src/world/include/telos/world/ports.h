@@ -22,7 +22,8 @@
 
 namespace telos::world {
 
-// A structured, GMCP-like event beside the text: "Char.Vitals", "Room.Info", "Comm.Channel".
+// A structured, GMCP event beside the text: "Char.Vitals", "Room.Info", "Comm.Channel.Text"
+// (docs/protocols.md lists them all).
 struct OutputEvent {
   std::string name;
   std::string json;  // the event body, a JSON object
