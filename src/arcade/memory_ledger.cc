@@ -81,12 +81,15 @@ Result<bool> MemoryLedger::EscrowClosed(std::string_view escrow) {
   return closed_.contains(std::string(escrow));
 }
 
-Result<std::vector<std::string>> MemoryLedger::OpenEscrows(size_t limit) {
+Result<std::vector<std::string>> MemoryLedger::OpenEscrows(std::string_view prefix, size_t limit) {
+  if (!IsEscrow(prefix)) return Status::InvalidArgument("an escrow prefix starts with escrow:");
   std::lock_guard lock(mu_);
   std::vector<std::string> out;
   for (const auto& [account, balance] : balances_) {
     if (out.size() >= limit) break;
-    if (IsEscrow(account) && balance != 0 && !closed_.contains(account)) out.push_back(account);
+    if (account.starts_with(prefix) && balance != 0 && !closed_.contains(account)) {
+      out.push_back(account);
+    }
   }
   return out;
 }

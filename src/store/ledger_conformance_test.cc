@@ -175,12 +175,17 @@ LEDGER_TEST(EscrowFlowsNetWhatEachAccountPutIn) {
   auto flows = ledger().EscrowFlows("escrow:dice:7");
   ASSERT_TRUE(flows.ok()) << flows.status().ToString();
   EXPECT_EQ(*flows, (std::vector<Leg>{{"player:ann", -15}, {"player:bob", -20}}));
-  auto open = ledger().OpenEscrows(10);
+  ASSERT_TRUE(ledger().Post(Stake("bob", "crash:1", 1, "bet-5")).ok());
+  auto open = ledger().OpenEscrows("escrow:dice:", 10);
   ASSERT_TRUE(open.ok()) << open.status().ToString();
   EXPECT_EQ(*open, (std::vector<std::string>{"escrow:dice:7", "escrow:dice:8"}));
-  auto first = ledger().OpenEscrows(1);
+  auto first = ledger().OpenEscrows("escrow:dice:", 1);
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(*first, (std::vector<std::string>{"escrow:dice:7"}));
+  auto all = ledger().OpenEscrows("escrow:", 10);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 3u);
+  EXPECT_EQ(ledger().OpenEscrows("player:", 10).status().code(), StatusCode::kInvalidArgument);
 }
 
 LEDGER_TEST(AClosedEscrowTakesNothingMore) {
@@ -218,7 +223,7 @@ LEDGER_TEST(AClosedEscrowTakesNothingMore) {
   ASSERT_TRUE(replay.ok());
   EXPECT_TRUE(replay->replayed);
   EXPECT_EQ(MustBalance(ledger(), "player:ann"), 130);
-  auto open = ledger().OpenEscrows(10);
+  auto open = ledger().OpenEscrows("escrow:", 10);
   ASSERT_TRUE(open.ok());
   EXPECT_TRUE(open->empty());
   ExpectBalanced(ledger(), "after the settlement");

@@ -31,8 +31,8 @@ class BorrowedLedger final : public arcade::Ledger {
   Result<bool> EscrowClosed(std::string_view escrow) override {
     return target_.EscrowClosed(escrow);
   }
-  Result<std::vector<std::string>> OpenEscrows(size_t limit) override {
-    return target_.OpenEscrows(limit);
+  Result<std::vector<std::string>> OpenEscrows(std::string_view prefix, size_t limit) override {
+    return target_.OpenEscrows(prefix, limit);
   }
   Result<int64_t> ClaimChainPosition(std::string_view chain) override {
     return target_.ClaimChainPosition(chain);

@@ -135,14 +135,17 @@ class PostgresLedgerImpl final : public arcade::Ledger {
     return !rows->empty();
   }
 
-  Result<std::vector<std::string>> OpenEscrows(size_t limit) override {
+  Result<std::vector<std::string>> OpenEscrows(std::string_view prefix, size_t limit) override {
+    if (!arcade::IsEscrow(prefix)) {
+      return Status::InvalidArgument("an escrow prefix starts with escrow:");
+    }
     std::lock_guard lock(mu_);
-    // The columns collate "C", so ';' (the byte after ':') bounds the names starting "escrow:".
+    // starts_with instead of LIKE: a prefix may hold '%' or '_'.
     auto rows = Query(
-        "SELECT account FROM arcade_accounts a WHERE account >= 'escrow:' AND "
-        "account < 'escrow;' AND balance <> 0 AND NOT EXISTS (SELECT 1 FROM "
-        "arcade_escrow_closures c WHERE c.escrow = a.account) ORDER BY account LIMIT $1",
-        Params().Add(static_cast<int64_t>(limit)), "listing open escrows");
+        "SELECT account FROM arcade_accounts a WHERE starts_with(account, $2) AND balance <> 0 "
+        "AND NOT EXISTS (SELECT 1 FROM arcade_escrow_closures c WHERE c.escrow = a.account) "
+        "ORDER BY account LIMIT $1",
+        Params().Add(static_cast<int64_t>(limit)).Add(prefix), "listing open escrows");
     if (!rows.ok()) return rows.status();
     std::vector<std::string> out;
     for (int i = 0; i < rows->size(); ++i) out.push_back(rows->Text(i, 0));

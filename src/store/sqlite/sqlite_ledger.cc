@@ -158,15 +158,19 @@ class SqliteLedgerImpl final : public arcade::Ledger {
     return *row;
   }
 
-  Result<std::vector<std::string>> OpenEscrows(size_t limit) override {
+  Result<std::vector<std::string>> OpenEscrows(std::string_view prefix, size_t limit) override {
+    if (!arcade::IsEscrow(prefix)) {
+      return Status::InvalidArgument("an escrow prefix starts with escrow:");
+    }
     std::lock_guard lock(mu_);
-    // ';' is the byte after ':', so the range is exactly the names starting "escrow:".
+    // substr instead of LIKE: a prefix may hold '%' or '_'.
     TELOS_SQL_QUERY(q, *conn_,
-                    "SELECT account FROM arcade_accounts a WHERE account >= 'escrow:' AND "
-                    "account < 'escrow;' AND balance <> 0 AND NOT EXISTS (SELECT 1 FROM "
-                    "arcade_escrow_closures c WHERE c.escrow = a.account) ORDER BY account "
-                    "LIMIT ?1");
-    q.Bind(1, static_cast<int64_t>(limit));
+                    "SELECT account FROM arcade_accounts a WHERE substr(account, 1, ?2) = ?3 "
+                    "AND balance <> 0 AND NOT EXISTS (SELECT 1 FROM arcade_escrow_closures c "
+                    "WHERE c.escrow = a.account) ORDER BY account LIMIT ?1");
+    q.Bind(1, static_cast<int64_t>(limit))
+        .Bind(2, static_cast<int64_t>(prefix.size()))
+        .Bind(3, prefix);
     std::vector<std::string> out;
     while (true) {
       auto row = q.Step("listing open escrows");

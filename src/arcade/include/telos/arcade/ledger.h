@@ -98,9 +98,10 @@ class Ledger {
   // Whether `escrow` has been closed.
   virtual Result<bool> EscrowClosed(std::string_view escrow) = 0;
 
-  // Escrow accounts with a non-zero balance and no closure, ordered by name, at most `limit`:
-  // what a reconciliation sweep looks at.
-  virtual Result<std::vector<std::string>> OpenEscrows(size_t limit) = 0;
+  // Escrow accounts whose names start with `prefix` ("escrow:crash:") with a non-zero balance
+  // and no closure, ordered by name, at most `limit`: what a reconciliation sweep looks at.
+  // REQUIRES: prefix starts with "escrow:" (else InvalidArgument).
+  virtual Result<std::vector<std::string>> OpenEscrows(std::string_view prefix, size_t limit) = 0;
 
   // Claims the next position of a fairness chain durably and atomically: 0 on the first call
   // for `chain`, then 1, 2, ... Never hands out one position twice, across processes and

@@ -26,7 +26,7 @@ class MemoryLedger final : public Ledger {
   Result<std::vector<AccountBalance>> Balances() override;
   Result<std::vector<Leg>> EscrowFlows(std::string_view escrow) override;
   Result<bool> EscrowClosed(std::string_view escrow) override;
-  Result<std::vector<std::string>> OpenEscrows(size_t limit) override;
+  Result<std::vector<std::string>> OpenEscrows(std::string_view prefix, size_t limit) override;
   Result<int64_t> ClaimChainPosition(std::string_view chain) override;
 
   void FailNextCommits(int count, Status status);
