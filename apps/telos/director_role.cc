@@ -20,6 +20,7 @@
 #include "telos/net/admin_routes.h"
 #include "telos/net/http_server.h"
 #include "telos/shard/fleet_comms.h"
+#include "telos/shard/records_announcer.h"
 #include "telos/store/postgres_store.h"
 #include "version.h"
 
@@ -218,6 +219,14 @@ int RunDirectorRole(const DirectorRoleSettings& settings, const Config& config) 
     log.Warn("TELOS_DATABASE_URL unset: no game-event tally");
   }
 
+  // Each event applied once is announced to every world's players (origin "director").
+  std::unique_ptr<shard::RecordsAnnouncer> announcer;
+  if (bus != nullptr && db != nullptr) {
+    announcer = std::make_unique<shard::RecordsAnnouncer>(
+        *bus, shard::SubjectPrefixFor(redis.key_namespace), pack, db->records(), log);
+    options.tally.on_applied = [&announcer](const store::GameEvent& e) { announcer->OnApplied(e); };
+  }
+  options.tally.metrics = &metrics;
   director::Director director(directory, clock, log, metrics, options, streams.get(),
                               db ? &db->records() : nullptr);
   director::DirectorService service(director, bus.get(),

@@ -15,6 +15,7 @@
 #include "telos/bus/in_process_bus.h"
 #include "telos/director/director_service.h"
 #include "telos/directory/memory_directory.h"
+#include "telos/shard/records_announcer.h"
 #include "telos/shard/store_ports.h"
 #include "telos/store/sqlite_event_log.h"
 #include "telos/store/sqlite_store.h"
@@ -108,7 +109,8 @@ int RunServe(const ServeSettings& settings, const Config& config) {
     return 1;
   }
   std::unique_ptr<store::SqliteStore> db = std::move(*opened);
-  // The game-event stream beside the records it is tallied into, in the same file.
+  // The durable game events (a boss killed) in the same file, kept across restarts as the
+  // fleet's JetStream keeps them; the director tallies them into the records.
   auto events = store::SqliteEventLog::Open({.path = store_options.path}, clock);
   if (!events.ok()) {
     std::fprintf(stderr, "telos serve: %s\n", events.status().ToString().c_str());
@@ -141,7 +143,9 @@ int RunServe(const ServeSettings& settings, const Config& config) {
                                            .store_ping = [] { return Status::Ok(); },
                                            .directory_name = "directory",
                                            .directory_ping = [] { return Status::Ok(); },
-                                           .bus = &bus},
+                                           .bus = &bus,
+                                           .records = &db->records(),
+                                           .streams = events->get()},
                  .assertion_key = &assertion_key,
                  .handoff_key = &handoff_key,
                  .mode = "embedded",
@@ -199,6 +203,7 @@ int RunServeParts(const ServeSettings& settings, ServeParts parts, const Clock& 
                      return report;
                    });
   gate.AddInProcessShard(world_settings.advertise, world.shard());
+  world.AddRecordsRoute(gate.http(), blocking);
   // Alone, the world's roster is everyone online, with levels and zones.
   if (world_settings.listen_address.empty()) gate.SetWho([&world] { return world.Who(); });
 
@@ -219,6 +224,7 @@ int RunServeParts(const ServeSettings& settings, ServeParts parts, const Clock& 
 
   // --- The director, in process on the same backends: it leads its scope alone and tallies the
   // game events; a fleet runs `telos director` processes instead.
+  std::unique_ptr<shard::RecordsAnnouncer> announcer;
   std::unique_ptr<director::Director> director;
   std::unique_ptr<director::DirectorService> director_service;
   if (parts.events != nullptr) {
@@ -226,6 +232,15 @@ int RunServeParts(const ServeSettings& settings, ServeParts parts, const Clock& 
     director_options.leadership.scope = "fleet";
     director_options.leadership.candidate = world_settings.shard_id + "-director";
     director_options.colocation_groups = ColocationGroupsOf(*parts.pack);
+    // Each event applied once is announced to every player (the fleet's director does the same).
+    if (parts.backends.bus != nullptr && parts.records != nullptr) {
+      announcer = std::make_unique<shard::RecordsAnnouncer>(
+          *parts.backends.bus, world_settings.subject_prefix, parts.pack, *parts.records, log);
+      director_options.tally.on_applied = [&announcer](const store::GameEvent& e) {
+        announcer->OnApplied(e);
+      };
+    }
+    director_options.tally.metrics = &metrics;
     director = std::make_unique<director::Director>(*parts.backends.directory, clock, log, metrics,
                                                     director_options, parts.events, parts.records);
     director_service = std::make_unique<director::DirectorService>(

@@ -9,11 +9,13 @@
 #include "role_common.h"
 #include "telos/base/limits.h"
 #include "telos/base/utf8.h"
+#include "telos/bus/jetstream.h"
 #include "telos/bus/nats_bus.h"
 #include "telos/directory/cluster_view.h"
 #include "telos/rpc/channels.h"
 #include "telos/shard/drain_target_client.h"
 #include "telos/world/asio_executor.h"
+#include "telos/world/who_json.h"
 #include "version.h"
 
 namespace telos::app {
@@ -114,7 +116,8 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
                                  .store_name = "postgres",
                                  .store_ping = [&db] { return db.Ping(); },
                                  .directory_name = "redis",
-                                 .directory_ping = std::move(redis_ping)},
+                                 .directory_ping = std::move(redis_ping),
+                                 .records = &db.records()},
                    assertion_keys, handoff_key, passwords, io, zone_io, std::move(blocking), clock,
                    log, metrics) {}
 
@@ -214,6 +217,7 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
   } else {
     host_.SetAuditPort(nullptr, settings.shard_id);  // the log lines still name this world
   }
+  StartGameEvents(io, blocking, clock, log, metrics);
   shard_.SetAdopter(
       [this](const std::string& zone, uint64_t epoch) { return keeper_.Adopt(zone, epoch); });
   if (backends_.checkpoints != nullptr) {
@@ -283,6 +287,33 @@ shard::FleetReloadReport WorldProcess::ReloadFleet() {
     return report;
   }
   return shard::ReloadFleet(*bus_, directory_, *pack, settings_.subject_prefix, log_);
+}
+
+void WorldProcess::StartGameEvents(boost::asio::io_context& io, const BlockingRunner& blocking,
+                                   const Clock& clock, Logger& log, Metrics& metrics) {
+  if (backends_.records == nullptr) return;
+  records_port_ = std::make_unique<shard::StoreRecords>(*backends_.records, blocking);
+  host_.SetRecords(records_port_.get());
+  bus::DurableStreams* streams = backends_.streams;
+  if (streams == nullptr && !settings_.nats_url.empty()) {
+    // Its own connection: the durable stream's calls wait for answers that comms must not.
+    auto connected = bus::JetStreamStreams::Connect(
+        bus::JetStreamOptions{.connection = {.url = settings_.nats_url,
+                                             .name = "telos-world-events " + settings_.shard_id,
+                                             .credentials = settings_.nats_credentials}},
+        log);
+    if (connected.ok()) {
+      jetstream_ = std::move(*connected);
+      streams = jetstream_.get();
+    } else if (connect_error_.ok()) {
+      connect_error_ = connected.status();
+    }
+  }
+  if (streams == nullptr) return;
+  game_events_ = std::make_unique<shard::GameEventPublisher>(
+      shard::GameEventPublisherOptions{.source = settings_.shard_id}, *streams, *backends_.records,
+      io, blocking, clock, log, metrics);
+  host_.SetGameEvents(game_events_.get());
 }
 
 WorldProcess::~WorldProcess() {
@@ -374,6 +405,8 @@ WorldProcess::StopReport WorldProcess::Stop() {
     log_.Error("saves not flushed at stop", {{"error", flushed.ToString()}});
   }
   if (comms_ != nullptr) comms_->Stop();
+  // After the zones: a boss killed in their last moments is still queued, and tried once more.
+  if (game_events_ != nullptr) game_events_->Stop();
   health_.Stop();
   keeper_.Stop(true);  // only now may a peer claim the zones
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
@@ -383,8 +416,31 @@ WorldProcess::StopReport WorldProcess::Stop() {
 
 void WorldProcess::AddRoutes(net::HttpServer& http) {
   http.Handle("/api/who", [this](const net::HttpRequest&) {
-    return net::HttpResponse::Json(200, WhoJson(host_.Who()));
+    return net::HttpResponse::Json(200, app::WhoJson(host_.Who()));
   });
+}
+
+void WorldProcess::AddRecordsRoute(net::HttpServer& http, BlockingRunner blocking) {
+  http.HandleBlocking(
+      "/api/records",
+      [this](const net::HttpRequest&) {
+        if (backends_.records == nullptr) {
+          return net::HttpResponse::Json(
+              404, boost::json::serialize(boost::json::object{{"error", "no records here"}}));
+        }
+        auto tallies = backends_.records->Tallies();
+        if (!tallies.ok()) {
+          return net::HttpResponse::Json(
+              503, boost::json::serialize(boost::json::object{{"error", "records unavailable"}}));
+        }
+        std::vector<world::RecordLine> lines;
+        for (const store::Tally& t : *tallies) {
+          lines.push_back({t.kind, t.subject, t.count, t.first_actor, t.first_at_ms, t.last_actor,
+                           t.last_at_ms});
+        }
+        return net::HttpResponse::Json(200, world::RecordsJson(*pack_, lines));
+      },
+      std::move(blocking));
 }
 
 void WorldProcess::AddAdminRoutes(net::HttpServer& admin, BlockingRunner blocking) {

@@ -24,12 +24,14 @@
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
 #include "telos/bus/bus.h"
+#include "telos/bus/durable.h"
 #include "telos/directory/directory.h"
 #include "telos/net/admin_routes.h"
 #include "telos/net/http_server.h"
 #include "telos/shard/directive_executor.h"
 #include "telos/shard/fleet_comms.h"
 #include "telos/shard/pack_reload.h"
+#include "telos/shard/game_event_publisher.h"
 #include "telos/shard/shard_drain.h"
 #include "telos/shard/store_audit_port.h"
 #include "telos/shard/store_ports.h"
@@ -61,6 +63,12 @@ struct WorldBackends {
   std::function<Status()> directory_ping;
   // The bus for comms across shards. Null: NATS at settings.nats_url, or none when unset.
   bus::Bus* bus = nullptr;
+  // The fleet-wide records (the `records` command, /api/records) and this world's game-event
+  // sequence. Null: no records here and no game events published.
+  store::RecordsStore* records = nullptr;
+  // Where game events are published (a boss killed). Null: NATS JetStream at
+  // settings.nats_url, or none when unset.
+  bus::DurableStreams* streams = nullptr;
 };
 
 class WorldProcess {
@@ -99,6 +107,10 @@ class WorldProcess {
 
   // /api/who on the public listener. REQUIRES: before the server starts.
   void AddRoutes(net::HttpServer& http);
+  // /api/records on a public listener (the world's own, or serve's gate's): the fleet-wide
+  // tallies as JSON, read on `blocking`. 503 while the store cannot be read; 404 when this
+  // world keeps no records. REQUIRES: before the server starts.
+  void AddRecordsRoute(net::HttpServer& http, BlockingRunner blocking);
   // /api/cluster on the admin listener: it names every shard's endpoint, and its directory
   // read runs on `blocking`, never on an io thread. REQUIRES: before the server starts.
   void AddAdminRoutes(net::HttpServer& admin, BlockingRunner blocking);
@@ -124,6 +136,9 @@ class WorldProcess {
   // Tells, channels and mail pings across shards over `bus`.
   void StartComms(bus::Bus& bus, boost::asio::io_context& io, BlockingRunner blocking, Logger& log,
                   Metrics& metrics);
+  // The records port and, with a durable stream, the game-event publisher (a boss killed).
+  void StartGameEvents(boost::asio::io_context& io, const BlockingRunner& blocking,
+                       const Clock& clock, Logger& log, Metrics& metrics);
 
   const WorldRoleSettings settings_;
   const WorldBackends backends_;
@@ -159,6 +174,9 @@ class WorldProcess {
   // Answers the fleet's content reload requests; there whenever comms_ is (the same bus).
   std::unique_ptr<shard::PackReloadAgent> reload_agent_;
   bus::Bus* bus_ = nullptr;  // the bus comms_ and reload_agent_ use
+  std::unique_ptr<bus::DurableStreams> jetstream_;     // null without TELOS_NATS (or with .streams)
+  std::unique_ptr<shard::StoreRecords> records_port_;  // null without backends_.records
+  std::unique_ptr<shard::GameEventPublisher> game_events_;  // null without records or streams
   std::unique_ptr<grpc::Server> server_;
   uint16_t grpc_port_ = 0;
   Status connect_error_;  // a malformed TELOS_NATS, reported by Start()

@@ -252,6 +252,7 @@ int RunWorldRole(const WorldRoleSettings& settings, const Config& config) {
   net::AddHealthRoute(http, health);
   net::AddAdminRoutes(admin, metrics, health);
   world.AddRoutes(http);
+  world.AddRecordsRoute(http, blocking);
   world.AddAdminRoutes(admin, blocking);
 
   auto http_port = http.Start();

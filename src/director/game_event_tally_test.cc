@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -17,6 +18,7 @@
 
 #include "telos/base/clock.h"
 #include "telos/base/log.h"
+#include "telos/base/metrics.h"
 #include "telos/store/game_events.h"
 #include "telos/store/sqlite_event_log.h"
 #include "telos/store/sqlite_store.h"
@@ -103,6 +105,68 @@ TEST_F(GameEventTallyTest, EachKillCountsOnceWhateverArrivesTwice) {
   EXPECT_EQ(Kills(), 3);
 }
 
+TEST_F(GameEventTallyTest, TheAppliedHookRunsOncePerEventAppliedAndNeverForADuplicate) {
+  std::mutex mu;
+  std::vector<store::GameEvent> seen;
+  GameEventTallyOptions options{.retry_delay_ms = 10};
+  options.on_applied = [&](const store::GameEvent& event) {
+    std::lock_guard lock(mu);
+    seen.push_back(event);
+  };
+  auto tally = GameEventTally::Start(*log_, store_->records(), logger_, options);
+  ASSERT_TRUE(tally.ok()) << tally.status().ToString();
+  Publish(Kill("world-1", 1), "kill-1");
+  Publish(Kill("world-1", 1), "kill-1-again");  // past the dedupe id: the watermark drops it
+  Publish(Kill("world-1", 2), "kill-2");
+  ASSERT_TRUE(WaitUntil([&] { return (*tally)->applied() + (*tally)->duplicates() == 3; }));
+  std::lock_guard lock(mu);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].sequence, 1);
+  EXPECT_EQ(seen[1].sequence, 2);
+  EXPECT_EQ(seen[1].subject, "dungeon:lich");
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+bool Contains(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
+
+TEST_F(GameEventTallyTest, ABacklogCountsAsCatchUpLiveEventsAsLagAndPoisonByItsStream) {
+  Metrics metrics;
+  Publish(Kill("world-1", 1), "kill-1");
+  Publish(Kill("world-1", 2), "kill-2");
+  // The tally starts strictly after the backlog was stamped (both clocks count milliseconds).
+  const int64_t published = NowMs();
+  ASSERT_TRUE(WaitUntil([&] { return NowMs() > published; }));
+  GameEventTallyOptions options{.retry_delay_ms = 10};
+  options.metrics = &metrics;
+  auto tally = GameEventTally::Start(*log_, store_->records(), logger_, options);
+  ASSERT_TRUE(tally.ok()) << tally.status().ToString();
+  ASSERT_TRUE(WaitUntil([&] { return (*tally)->applied() == 2; }));
+  std::string text = metrics.RenderText();
+  EXPECT_TRUE(Contains(text, "telos_bus_catchup_events_total{subject=\"game.event.boss_5fkill\"} 2"))
+      << text;
+  EXPECT_TRUE(Contains(text, "telos_bus_catchup_age_ms_count{subject=\"game.event.boss_5fkill\"} 2"))
+      << text;
+  EXPECT_TRUE(Contains(text, "telos_bus_deliver_lag_ms_count 0")) << text;
+
+  // Published while it runs: live, so the lag moves and the catch-up pair does not.
+  Publish(Kill("world-1", 3), "kill-3");
+  ASSERT_TRUE(log_->Publish(store::GameEventSubject("boss_kill"), "not json", "").ok());
+  ASSERT_TRUE(WaitUntil([&] { return (*tally)->applied() == 3 && (*tally)->poisoned() == 1; }));
+  text = metrics.RenderText();
+  EXPECT_TRUE(Contains(text, "telos_bus_deliver_lag_ms_count 2")) << text;
+  EXPECT_TRUE(Contains(text, "telos_bus_catchup_events_total{subject=\"game.event.boss_5fkill\"} 2"))
+      << text;
+  EXPECT_TRUE(Contains(text, "telos_commbus_durable_poisoned_total{stream=\"GAME_EVENTS\"} 1"))
+      << text;
+}
+
 // The real store behind a first answer of the caller's choosing, as a slow or failing database
 // gives it (a PostgreSQL statement timeout is kDeadlineExceeded).
 class FailingOnce final : public store::RecordsStore {
@@ -115,6 +179,9 @@ class FailingOnce final : public store::RecordsStore {
   Result<std::vector<store::Tally>> Tallies() override { return real_.Tallies(); }
   Result<int64_t> Watermark(std::string_view consumer, std::string_view source) override {
     return real_.Watermark(consumer, source);
+  }
+  Result<int64_t> ReserveSequence(std::string_view source) override {
+    return real_.ReserveSequence(source);
   }
 
  private:

@@ -47,7 +47,9 @@ FleetComms::FleetComms(FleetCommsOptions options, bus::Bus& bus, directory::Dire
       channel_lines_(
           metrics.Counter("comms_channel_lines_total", "Channel lines received from other shards")),
       mail_pings_(metrics.Counter("comms_mail_pings_total",
-                                  "Mail pings published for connected recipients")) {}
+                                  "Mail pings published for connected recipients")),
+      announcements_(metrics.Counter("comms_announcements_total",
+                                     "Announcements received from other shards or the director")) {}
 
 FleetComms::~FleetComms() {
   Stop();
@@ -61,9 +63,13 @@ Status FleetComms::Start() {
   auto subscription = bus_.Subscribe(options_.subject_prefix + ".chan.>",
                                      [this](const bus::Message& m) { OnChannelMessage(m); });
   if (!subscription.ok()) return subscription.status();
+  auto announce = bus_.Subscribe(AnnouncementSubject(options_.subject_prefix),
+                                 [this](const bus::Message& m) { OnAnnouncement(m); });
+  if (!announce.ok()) return announce.status();
   {
     std::lock_guard lock(mu_);
     channels_ = std::move(*subscription);
+    announce_ = std::move(*announce);
   }
   SchedulePresenceRefresh();
   return Status::Ok();
@@ -74,11 +80,13 @@ void FleetComms::Stop() {
   in_flight_->Close();
   std::map<std::string, Resident> residents;
   std::unique_ptr<bus::Subscription> channels;
+  std::unique_ptr<bus::Subscription> announce;
   {
     std::lock_guard lock(mu_);
     stopped_ = true;
     residents.swap(residents_);
     channels = std::move(channels_);
+    announce = std::move(announce_);
   }
   // Destroyed outside the lock: a subscription's destructor waits for its handler.
 }
@@ -328,6 +336,21 @@ void FleetComms::OnChannelMessage(const bus::Message& message) {
   if (line.channel.empty()) return;
   channel_lines_.Increment();
   host_.DeliverChannel(line.channel, line.from, line.text);
+}
+
+// ---------------------------------------------------------------- announcements
+
+bool FleetComms::Broadcast(const std::string& zone, const std::string& text) {
+  const std::string data = EncodeAnnouncement({options_.shard_id, zone, text});
+  return bus_.Publish(AnnouncementSubject(options_.subject_prefix), data).ok();
+}
+
+void FleetComms::OnAnnouncement(const bus::Message& message) {
+  const Announcement announcement = DecodeAnnouncement(message.data);
+  if (announcement.origin == options_.shard_id) return;  // delivered here when it was made
+  if (announcement.text.empty()) return;
+  announcements_.Increment();
+  host_.DeliverAnnouncement(announcement.zone, announcement.text);
 }
 
 // ---------------------------------------------------------------- mail pings

@@ -33,6 +33,8 @@
 #include "telos/directory/forwarding_directory.h"
 #include "telos/directory/memory_directory.h"
 #include "telos/shard/fleet_messages.h"
+#include "telos/shard/records_announcer.h"
+#include "telos/store/sqlite_store.h"
 #include "telos/world/character_state.h"
 #include "telos/world/content.h"
 #include "telos/world/executor.h"
@@ -196,6 +198,7 @@ class Shard {
     comms = std::make_unique<FleetComms>(comms_options, bus, directory, *host, env.io,
                                          std::move(blocking), env.log, metrics);
     host->SetRemoteComms(comms.get());  // before any zone starts
+    host->SetRemoteBroadcasts(comms.get());
     const Status started = host->StartAllZones();
     RELEASE_ASSERT(started.ok(), started.ToString());
     executor.RunDue();
@@ -501,6 +504,69 @@ TEST_F(FleetCommsTest, StrayChannelMessagesAreIgnored) {
   ASSERT_TRUE(Until([&] { return alice->Has("[ooc] Zed: ok"); })) << alice->Text();
   EXPECT_THAT(alice->Text(), Not(HasSubstr("no channel")));
   EXPECT_EQ(Count(alice->Text(), "[ooc]"), 1u) << alice->Text();
+}
+
+// ---------------------------------------------------------------- announcements
+
+TEST_F(FleetCommsTest, AnAnnouncementReachesItsScopeOnEveryShardOnce) {
+  MakeShards();
+  auto alice = a_->Login("Alice", "gate-1");
+  auto bob = b_->Login("Bob", "gate-2");
+  EXPECT_TRUE(a_->host->Announce("", "The realm trembles."));
+  ASSERT_TRUE(Until([&] { return bob->Has("The realm trembles."); })) << bob->Text();
+  // Zone-scoped: the lobby is where both stand; a zone nobody runs reaches nobody.
+  EXPECT_TRUE(b_->host->Announce("moor", "The moor is quiet."));
+  EXPECT_TRUE(b_->host->Announce("lobby", "The atrium doors open."));
+  ASSERT_TRUE(Until([&] { return alice->Has("The atrium doors open."); })) << alice->Text();
+  // A marker from a third origin, published after: once it is in, any echo would be too.
+  ASSERT_TRUE(
+      a_->bus.Publish(AnnouncementSubject(kPrefix), EncodeAnnouncement({"shard-z", "", "marker"}))
+          .ok());
+  ASSERT_TRUE(Until([&] { return alice->Has("marker") && bob->Has("marker"); }));
+  EXPECT_EQ(Count(alice->Text(), "The realm trembles."), 1u) << alice->Text();
+  EXPECT_EQ(Count(bob->Text(), "The realm trembles."), 1u) << bob->Text();
+  EXPECT_EQ(Count(bob->Text(), "The atrium doors open."), 1u) << bob->Text();
+  EXPECT_THAT(alice->Text() + bob->Text(), Not(HasSubstr("The moor is quiet.")));
+  // Shard B received two from elsewhere (shard A's and the marker); its own is not counted.
+  EXPECT_THAT(b_->MetricsText(), HasSubstr("telos_comms_announcements_total 2"));
+}
+
+TEST_F(FleetCommsTest, AnAnnouncementWhileTheBusIsDownIsHeardOnThisShardOnly) {
+  MakeShards();
+  auto alice = a_->Login("Alice", "gate-1");
+  auto bob = b_->Login("Bob", "gate-2");
+  a_->bus.SetConnected(false);
+  EXPECT_FALSE(a_->host->Announce("", "Only shard A."));
+  ASSERT_TRUE(Until([&] { return alice->Has("Only shard A."); }));
+  a_->bus.SetConnected(true);
+  EXPECT_TRUE(a_->host->Announce("", "Everyone again."));
+  ASSERT_TRUE(Until([&] { return bob->Has("Everyone again."); }));
+  EXPECT_THAT(bob->Text(), Not(HasSubstr("Only shard A.")));
+}
+
+TEST_F(FleetCommsTest, TheDirectorsAnnouncementOfAnAppliedEventReachesEveryShard) {
+  MakeShards();
+  auto alice = a_->Login("Alice", "gate-1");
+  auto bob = b_->Login("Bob", "gate-2");
+  auto store = store::SqliteStore::Open({.path = ":memory:"}, env_.clock);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  const store::GameEvent kill{"shard-a", 1, "boss_kill", "lobby:abbot", "Alice", 1'000};
+  ASSERT_TRUE((*store)->records().Apply("director-tally", kill).ok());
+  bus::InProcessBus director_bus(env_.hub);
+  RecordsAnnouncer announcer(director_bus, kPrefix, env_.content.pack, (*store)->records(),
+                             env_.log);
+  announcer.OnApplied(kill);
+  ASSERT_TRUE(Until([&] {
+    return alice->Has("has fallen to Alice, the first time") &&
+           bob->Has("has fallen to Alice, the first time");
+  })) << bob->Text();
+  ASSERT_TRUE((*store)
+                  ->records()
+                  .Apply("director-tally", {"shard-b", 1, "boss_kill", "lobby:abbot", "Bob", 2'000})
+                  .ok());
+  announcer.OnApplied({"shard-b", 1, "boss_kill", "lobby:abbot", "Bob", 2'000});
+  ASSERT_TRUE(Until([&] { return alice->Has("has fallen to Bob (2 times in all)."); }))
+      << alice->Text();
 }
 
 // ---------------------------------------------------------------- mail pings

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "telos/base/limits.h"
+#include "telos/base/utf8.h"
 
 namespace telos::shard {
 namespace {
@@ -183,6 +184,22 @@ ReloadAnswer DecodeReloadAnswer(std::string_view data) {
   out.relocated = Count(body, "relocated");
   if (!out.ok && out.error.empty()) out.error = "the world's answer could not be read";
   return out;
+}
+
+Announcement DecodeAnnouncement(std::string_view data) {
+  const json::object body = ParseObject(data);
+  return Announcement{Field(body, "origin"), Field(body, "zone"), Field(body, "text")};
+}
+
+std::string EncodeAnnouncement(const Announcement& announcement) {
+  // Bytes that are not UTF-8 would make the whole message unreadable as JSON.
+  return json::serialize(json::object{{"origin", SanitizeUtf8(announcement.origin)},
+                                      {"zone", SanitizeUtf8(announcement.zone)},
+                                      {"text", SanitizeUtf8(announcement.text)}});
+}
+
+std::string AnnouncementSubject(std::string_view subject_prefix) {
+  return std::string(subject_prefix) + ".announce";
 }
 
 }  // namespace telos::shard

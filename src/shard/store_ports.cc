@@ -309,6 +309,23 @@ void StoreMail::List(std::string owner,
   });
 }
 
+StoreRecords::StoreRecords(store::RecordsStore& records, BlockingRunner blocking)
+    : records_(records), blocking_(std::move(blocking)) {}
+
+void StoreRecords::Tallies(std::function<void(Result<std::vector<world::RecordLine>>)> done) {
+  blocking_([this, done = std::move(done)] {
+    auto tallies = records_.Tallies();
+    if (!tallies.ok()) return done(tallies.status());
+    std::vector<world::RecordLine> out;
+    out.reserve(tallies->size());
+    for (const store::Tally& t : *tallies) {
+      out.push_back(
+          {t.kind, t.subject, t.count, t.first_actor, t.first_at_ms, t.last_actor, t.last_at_ms});
+    }
+    done(std::move(out));
+  });
+}
+
 void StoreMail::Read(std::string owner, int64_t id,
                      std::function<void(Result<world::MailMessage>)> done) {
   blocking_([this, owner = std::move(owner), id, done = std::move(done)] {

@@ -202,4 +202,9 @@ Status CheckGameEvent(std::string_view consumer, const GameEvent& event) {
   return Status::Ok();
 }
 
+Status CheckSequenceSource(std::string_view source) {
+  if (source.empty()) return Status::InvalidArgument("the event's source is empty");
+  return CheckBytes("the event's source", source, limits::kRecordFieldBytesMax);
+}
+
 }  // namespace telos::store

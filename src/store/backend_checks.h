@@ -116,5 +116,7 @@ Status NoSuchLetter(std::string_view recipient, int64_t id);
 
 // The consumer and the event's fields RecordsStore::Apply requires.
 Status CheckGameEvent(std::string_view consumer, const GameEvent& event);
+// RecordsStore::ReserveSequence's source: non-empty, at most kRecordFieldBytesMax bytes.
+Status CheckSequenceSource(std::string_view source);
 
 }  // namespace telos::store

@@ -10,6 +10,13 @@
 namespace telos::store {
 namespace json = boost::json;
 
+bus::StreamSpec GameEventStreamSpec() {
+  bus::StreamSpec spec;
+  spec.name = std::string(kGameEventStream);
+  spec.subjects = std::string(kGameEventSubjects);
+  return spec;
+}
+
 std::string EncodeGameEvent(const GameEvent& event) {
   return json::serialize(json::object{{"source", event.source},
                                       {"sequence", event.sequence},

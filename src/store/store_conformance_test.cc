@@ -867,5 +867,22 @@ CONFORMANCE_TEST(TalliesAreOrderedAndBadEventsRefused) {
   EXPECT_EQ(*records().Watermark("d", "w"), 3);  // the refused ones changed nothing
 }
 
+CONFORMANCE_TEST(APublishersSequenceGrowsAndOutlivesItsConnection) {
+  EXPECT_EQ(*records().ReserveSequence("world-1"), 1);
+  EXPECT_EQ(*records().ReserveSequence("world-1"), 2);
+  EXPECT_EQ(*records().ReserveSequence("world-2"), 1);  // each source its own
+  {
+    // A restarted world (another connection to the same database) goes on past 2, never from 1.
+    std::unique_ptr<StoreBackend> restarted = backend_->OpenPeer(clock_, false);
+    ASSERT_NE(restarted, nullptr);
+    EXPECT_EQ(*restarted->records().ReserveSequence("world-1"), 3);
+  }
+  EXPECT_EQ(*records().ReserveSequence("world-1"), 4);
+  EXPECT_EQ(records().ReserveSequence("").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      records().ReserveSequence(std::string(limits::kRecordFieldBytesMax + 1, 'w')).status().code(),
+      StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace telos::store

@@ -177,6 +177,12 @@ void ZoneCore::Die(Actor& victim, Actor* killer) {
       QuestKill(*killer, *victim.def);
     }
   }
+  // A boss's death matters beyond the zone: the fleet counts it (records, legends) and tells
+  // everyone. Queued for the world's publisher; nothing here waits for it.
+  if (!victim.is_player && (victim.def->flags & kMobBoss) != 0 && deps_.game_events != nullptr) {
+    std::string actor = killer != nullptr && killer->is_player ? killer->name : std::string();
+    deps_.game_events->Publish("boss_kill", victim.def->ref.ToString(), std::move(actor));
+  }
   if (!victim.is_player) {
     RemoveActor(victim);
     return;

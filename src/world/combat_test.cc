@@ -2,6 +2,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "telos/base/assert.h"
 #include "world_test_util.h"
 
 namespace telos::world {
@@ -35,6 +42,65 @@ std::string FightTheRat(uint64_t seed) {
   transcript += world.Do("Alice", "get all corpse");
   transcript += world.Do("Alice", "score");
   return transcript;
+}
+
+// The small pack with its sewer rat made a boss.
+void WriteBossPack(const TempDir& dir) {
+  testing::WriteSmallPack(dir);
+  const std::filesystem::path town = dir.path() / "zones/town.toml";
+  std::ifstream in(town);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string toml = text.str();
+  const std::string rat_flags = "gold = 7\nflags = [\"sentinel\"]";
+  const size_t at = toml.find(rat_flags);
+  RELEASE_ASSERT(at != std::string::npos, "the small pack's rat changed");
+  toml.replace(at, rat_flags.size(), "gold = 7\nflags = [\"sentinel\", \"boss\"]");
+  dir.Write("zones/town.toml", toml);
+}
+
+TEST(Combat, KillingABossPublishesOneGameEventNamingTheKiller) {
+  TempDir dir;
+  WriteBossPack(dir);
+  TestWorld world(dir.path(), 7);
+  world.LoginState(Fighter(world, "town:alley"))->Take();
+  std::string transcript = world.Do("Alice", "kill rat");
+  for (int beat = 0; beat < 400 && transcript.find("is DEAD") == std::string::npos; ++beat) {
+    world.Beat();
+    transcript += world.sink("Alice")->Take();
+  }
+  ASSERT_THAT(transcript, HasSubstr("A sewer rat is DEAD!"));
+  EXPECT_EQ(world.game_events.events,
+            (std::vector<testing::FakeGameEvents::Event>{{"boss_kill", "town:rat", "Alice"}}));
+}
+
+TEST(Combat, KillingAMobThatIsNoBossPublishesNothing) {
+  TempDir dir;
+  testing::WriteSmallPack(dir);
+  TestWorld world(dir.path(), 7);
+  world.LoginState(Fighter(world, "town:alley"))->Take();
+  std::string transcript = world.Do("Alice", "kill rat");
+  for (int beat = 0; beat < 400 && transcript.find("is DEAD") == std::string::npos; ++beat) {
+    world.Beat();
+    transcript += world.sink("Alice")->Take();
+  }
+  ASSERT_THAT(transcript, HasSubstr("A sewer rat is DEAD!"));
+  EXPECT_TRUE(world.game_events.events.empty());
+}
+
+TEST(Records, TheCommandListsTheFleetsRecordsByTheirNamesInThePack) {
+  TempDir dir;
+  testing::WriteSmallPack(dir);
+  TestWorld world(dir.path());
+  world.Login("Alice")->Take();
+  EXPECT_THAT(world.Do("Alice", "records"), HasSubstr("No deed has been recorded yet."));
+  world.records.lines = {{"boss_kill", "town:rat", 3, "Brenna", 1, "Alice", 2},
+                         {"boss_kill", "town:wolf", 1, "Cato", 3, "Cato", 3}};
+  const std::string text = world.Do("Alice", "legends");
+  EXPECT_THAT(text, HasSubstr("A sewer rat: slain 3 times; first by Brenna, last by Alice."));
+  EXPECT_THAT(text, HasSubstr("A grey wolf: slain once; first by Cato."));
+  world.records.up = false;
+  EXPECT_THAT(world.Do("Alice", "records"), HasSubstr("The hall of legends is closed right now."));
 }
 
 TEST(Combat, KnownFightOutcome) {

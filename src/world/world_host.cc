@@ -443,6 +443,20 @@ void WorldHost::Channel(const std::string& channel, const std::string& from,
   }
 }
 
+bool WorldHost::Announce(const std::string& zone, const std::string& text) {
+  DeliverAnnouncement(zone, text);
+  return broadcasts_ == nullptr || broadcasts_->Broadcast(zone, text);
+}
+
+void WorldHost::DeliverAnnouncement(const std::string& zone, const std::string& text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (zone.empty()) {
+    for (const auto& [id, running] : zones_) (void)running->DeliverAnnouncement(text);
+    return;
+  }
+  if (auto it = zones_.find(zone); it != zones_.end()) (void)it->second->DeliverAnnouncement(text);
+}
+
 void WorldHost::DeliverChannel(const std::string& channel, const std::string& from,
                                const std::string& text) {
   std::lock_guard<std::mutex> lock(mu_);

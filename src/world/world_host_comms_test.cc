@@ -68,6 +68,25 @@ class RecordingComms final : public RemoteComms {
   bool channel_sent = true;  // what Channel() answers
 };
 
+// The far end of RemoteBroadcasts, recorded.
+class RecordingBroadcasts final : public RemoteBroadcasts {
+ public:
+  struct Call {
+    std::string zone, text;
+    bool operator==(const Call&) const = default;
+  };
+  bool Broadcast(const std::string& zone, const std::string& text) override {
+    calls.push_back({zone, text});
+    return sent;
+  }
+  std::vector<Call> calls;
+  bool sent = true;
+};
+
+void PrintTo(const RecordingBroadcasts::Call& c, std::ostream* os) {
+  *os << "{" << c.zone << ", " << c.text << "}";
+}
+
 void PrintTo(const RecordingComms::ChannelCall& c, std::ostream* os) {
   *os << "{" << c.channel << ", " << c.from << ", " << c.text << "}";
 }
@@ -127,7 +146,7 @@ class WorldHostCommsTest : public ::testing::Test {
 
   // Builds and starts the host. `comms` (may be null) is set before any zone starts, as the
   // contract requires; `mail` defaults to the FakeMail.
-  void Build(RemoteComms* comms, MailPort* mail = nullptr) {
+  void Build(RemoteComms* comms, MailPort* mail = nullptr, RemoteBroadcasts* broadcasts = nullptr) {
     ZoneDeps deps;
     deps.clock = &clock_;
     deps.logger = logger_.get();
@@ -142,6 +161,7 @@ class WorldHostCommsTest : public ::testing::Test {
         },
         42);
     if (comms != nullptr) host_->SetRemoteComms(comms);
+    if (broadcasts != nullptr) host_->SetRemoteBroadcasts(broadcasts);
     const Status s = host_->StartAllZones();
     RELEASE_ASSERT(s.ok(), s.ToString());
     executor_.RunDue();
@@ -181,6 +201,61 @@ class WorldHostCommsTest : public ::testing::Test {
   std::unique_ptr<WorldHost> host_;
   std::map<std::string, std::shared_ptr<FakeSink>> sinks_;
 };
+
+// ---------------------------------------------------------------- announcements
+
+TEST_F(WorldHostCommsTest, AnAnnouncementReachesItsScopeHereAndGoesToTheOtherShards) {
+  RecordingBroadcasts broadcasts;
+  Build(&comms_, nullptr, &broadcasts);
+  auto alice = Login("Alice");  // the lobby
+  auto bob = Login("Bob", "town:square");
+  alice->Take();
+  bob->Take();
+
+  EXPECT_TRUE(host_->Announce("", "The realm trembles."));
+  executor_.RunReady();
+  EXPECT_EQ(Count(alice->Take(), "The realm trembles."), 1u);
+  EXPECT_EQ(Count(bob->Take(), "The realm trembles."), 1u);
+
+  EXPECT_TRUE(host_->Announce("town", "Market day!"));
+  executor_.RunReady();
+  EXPECT_THAT(alice->Take(), Not(HasSubstr("Market day!")));
+  EXPECT_EQ(Count(bob->Take(), "Market day!"), 1u);
+  EXPECT_THAT(broadcasts.calls, ElementsAre(RecordingBroadcasts::Call{"", "The realm trembles."},
+                                            RecordingBroadcasts::Call{"town", "Market day!"}));
+
+  // With the bus down the players here still hear it, and the caller learns the rest did not.
+  broadcasts.sent = false;
+  EXPECT_FALSE(host_->Announce("", "Only us."));
+  executor_.RunReady();
+  EXPECT_EQ(Count(alice->Take(), "Only us."), 1u);
+}
+
+TEST_F(WorldHostCommsTest, AnAnnouncementFromElsewhereIsDeliveredHereOnlyAndNotSentOnAgain) {
+  RecordingBroadcasts broadcasts;
+  Build(&comms_, nullptr, &broadcasts);
+  auto alice = Login("Alice");
+  auto bob = Login("Bob", "town:square");
+  alice->Take();
+  bob->Take();
+  host_->DeliverAnnouncement("lobby", "The atrium doors open.");
+  host_->DeliverAnnouncement("moor", "Nobody here runs the moor.");
+  executor_.RunReady();
+  EXPECT_EQ(Count(alice->Take(), "The atrium doors open."), 1u);
+  const std::string bobs = bob->Take();
+  EXPECT_THAT(bobs, Not(HasSubstr("atrium doors")));
+  EXPECT_THAT(bobs, Not(HasSubstr("moor")));
+  EXPECT_THAT(broadcasts.calls, IsEmpty());
+}
+
+TEST_F(WorldHostCommsTest, AnAnnouncementWithoutAFleetReachesThisHostAlone) {
+  Build(nullptr);
+  auto alice = Login("Alice");
+  alice->Take();
+  EXPECT_TRUE(host_->Announce("", "Hear ye."));
+  executor_.RunReady();
+  EXPECT_EQ(Count(alice->Take(), "Hear ye."), 1u);
+}
 
 // ---------------------------------------------------------------- tells
 

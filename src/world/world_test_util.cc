@@ -333,6 +333,8 @@ TestWorld::TestWorld(const std::filesystem::path& pack_dir, uint64_t seed, int64
   deps.persistence = &persistence;
   deps.mail = &mail;
   deps.passwords = &passwords;
+  deps.game_events = &game_events;
+  deps.records = &records;
   deps.output_pulse_ms = output_pulse_ms;
   deps.output_pulse_crowd_players = crowd_players;
   host = std::make_unique<WorldHost>(

@@ -73,6 +73,30 @@ class FakePasswords final : public PasswordPort {
   std::map<std::string, std::string> passwords;
 };
 
+// The game events zones published (GameEventPort), in order.
+class FakeGameEvents final : public GameEventPort {
+ public:
+  struct Event {
+    std::string kind, subject, actor;
+    bool operator==(const Event&) const = default;
+  };
+  void Publish(std::string kind, std::string subject, std::string actor) override {
+    events.push_back({std::move(kind), std::move(subject), std::move(actor)});
+  }
+  std::vector<Event> events;
+};
+
+// Records the test sets; answers at once, or Unavailable while `up` is false.
+class FakeRecords final : public RecordsPort {
+ public:
+  void Tallies(std::function<void(Result<std::vector<RecordLine>>)> done) override {
+    if (!up) return done(Status::Unavailable("the records store is down"));
+    done(lines);
+  }
+  std::vector<RecordLine> lines;
+  bool up = true;
+};
+
 // One process worth of world on a manual clock and executor: everything runs on the test's
 // thread when the test says so.
 class TestWorld {
@@ -108,6 +132,8 @@ class TestWorld {
   FakePersistence persistence;
   FakeMail mail;
   FakePasswords passwords;
+  FakeGameEvents game_events;
+  FakeRecords records;
   std::unique_ptr<Logger> logger;
   ManualExecutor executor{clock};
   std::unique_ptr<WorldHost> host;

@@ -249,6 +249,10 @@ Status Zone::Teleport(std::string name_key, Ref room) {
   });
 }
 
+Status Zone::DeliverAnnouncement(std::string text) {
+  return Enqueue([text = std::move(text)](ZoneCore& core) { core.Announce(text); });
+}
+
 Status Zone::Inspect(std::function<void(const ZoneCore&)> probe) {
   return Enqueue([probe = std::move(probe)](ZoneCore& core) { probe(core); });
 }

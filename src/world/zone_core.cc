@@ -1069,6 +1069,17 @@ void ZoneCore::Notice(const std::string& to_key, const std::string& text) {
   }
 }
 
+void ZoneCore::Announce(const std::string& text) {
+  const std::string line = "{Y}" + text + "{x}";
+  const std::string body = json::serialize(json::object{{"text", JsonText(text)}});
+  for (const auto& [key, id] : players_) {
+    Actor* player = FindActor(id);
+    if (player == nullptr) continue;
+    Send(*player, line);
+    SendEvent(*player, "Comm.Announce", body);
+  }
+}
+
 // --- Heartbeat
 
 void ZoneCore::Heartbeat() {

@@ -190,6 +190,8 @@ class ZoneCore final : public ScriptHost {
   void DeliverTell(const std::string& from, const std::string& to_key, const std::string& text);
   void DeliverChannel(const std::string& channel, const std::string& from, const std::string& text);
   void Notice(const std::string& to_key, const std::string& text);
+  // An announcement for every player here (WorldHost::Announce), with a Comm.Announce event.
+  void Announce(const std::string& text);
   // Flushes collected output to sinks and frees the graveyard. Called after each batch.
   void Flush();
   // Flushes the players who acted in this batch (their command's reply, the room they

@@ -725,6 +725,19 @@ class PostgresRecordsStore final : public RecordsStore {
     return rows->empty() ? int64_t{0} : rows->Int(0, 0);
   }
 
+  Result<int64_t> ReserveSequence(std::string_view source) override {
+    TELOS_RETURN_IF_ERROR(CheckSequenceSource(source));
+    std::lock_guard lock(db_.mu);
+    TELOS_PG_CONNECTION(conn);
+    auto rows = conn.Exec(
+        "INSERT INTO event_sequences (source, sequence) VALUES ($1, 1) ON CONFLICT (source) "
+        "DO UPDATE SET sequence = event_sequences.sequence + 1 RETURNING sequence",
+        Params().Add(source), Access::kWrite, "reserving an event sequence");
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return Status::Internal("reserving an event sequence: no row back");
+    return rows->Int(0, 0);
+  }
+
  private:
   Database& db_;
 };

@@ -706,6 +706,19 @@ class SqliteRecordsStore final : public RecordsStore {
     return *row ? q.Int(0) : int64_t{0};
   }
 
+  Result<int64_t> ReserveSequence(std::string_view source) override {
+    TELOS_RETURN_IF_ERROR(CheckSequenceSource(source));
+    std::lock_guard lock(db_.mu);
+    TELOS_SQL_QUERY(q, *db_.conn,
+                    "INSERT INTO event_sequences (source, sequence) VALUES (?1, 1) ON CONFLICT "
+                    "(source) DO UPDATE SET sequence = event_sequences.sequence + 1 RETURNING "
+                    "sequence");
+    auto row = q.Bind(1, source).Step("reserving an event sequence");
+    if (!row.ok()) return row.status();
+    if (!*row) return Status::Internal("reserving an event sequence: no row back");
+    return q.Int(0);
+  }
+
  private:
   Database& db_;
 };

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "commands/registry.h"
+#include "telos/world/who_json.h"
 #include "zone_core.h"
 
 namespace telos::world {
@@ -128,6 +129,46 @@ void Who(CommandContext& c) {
   }
   c.zone.Send(c.actor,
               std::to_string(who.size()) + (who.size() == 1 ? " player" : " players") + " online.");
+}
+
+// "3 times", "once".
+std::string Times(int64_t count) {
+  if (count == 1) return "once";
+  if (count == 2) return "twice";
+  return std::to_string(count) + " times";
+}
+
+// One record as a player reads it: a boss by its name in the pack.
+std::string RecordText(const Pack& pack, const RecordLine& line) {
+  if (line.kind == "boss_kill") {
+    std::string text = Capitalize(RecordSubjectName(pack, line)) + ": slain " + Times(line.count);
+    if (!line.first_actor.empty()) text += "; first by " + line.first_actor;
+    if (line.count > 1 && !line.last_actor.empty()) text += ", last by " + line.last_actor;
+    return text + ".";
+  }
+  return line.kind + " " + line.subject + ": " + Times(line.count) + ".";
+}
+
+// The fleet-wide records, as the leader director applied them from every world's game events.
+void Records(CommandContext& c) {
+  RecordsPort* records = c.zone.deps().records;
+  if (records == nullptr) {
+    c.zone.Send(c.actor, "No chronicler keeps the legends of this world.");
+    return;
+  }
+  std::string key = c.actor.key;
+  ZoneCore::Poster post = c.zone.poster();
+  records->Tallies([post, key](Result<std::vector<RecordLine>> result) {
+    (void)post([key, result = std::move(result)](ZoneCore& z) {
+      if (!result.ok()) {
+        z.Notice(key, "The hall of legends is closed right now. Try again later.");
+        return;
+      }
+      z.Notice(key, "{w}Legends of the realm:{x}");
+      if (result->empty()) z.Notice(key, "No deed has been recorded yet.");
+      for (const RecordLine& line : *result) z.Notice(key, "  " + RecordText(z.pack(), line));
+    });
+  });
 }
 
 void Score(CommandContext& c) {
@@ -265,6 +306,12 @@ void RegisterInfoCommands(CommandRegistry& r) {
            Examine(c, c.args);
          }});
   r.Add({"who", {}, Position::kSleeping, "who", "Lists everyone in the world.", Who});
+  r.Add({"records",
+         {"legends"},
+         Position::kSleeping,
+         "records",
+         "Lists the deeds the whole realm remembers: every boss slain, how often, and by whom.",
+         Records});
   r.Add({"score",
          {"sc"},
          Position::kSleeping,

@@ -476,4 +476,12 @@ inline constexpr int64_t kLuaTimerDelayMsMax = 24 * 3'600'000;
 // Bytes of a quest step's `when` predicate (game.toml).
 inline constexpr size_t kQuestPredicateBytesMax = 4'096;
 
+// --- Game events a world publishes durably (src/shard/game_event_publisher; issue 25)
+// Events waiting for the durable stream (the bus or the sequence store down) in one world. An
+// event past it is dropped, logged and counted (game_events_dropped_total): boss kills are a
+// few an hour, so a full queue means the outage is long, not that the game is busy.
+inline constexpr size_t kGameEventQueueMax = 1'024;
+// How long a publisher waits before trying the head event again after a failure.
+inline constexpr int64_t kGameEventRetryDelayMs = 1'000;
+
 }  // namespace telos::limits

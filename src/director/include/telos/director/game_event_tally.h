@@ -14,11 +14,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "telos/base/log.h"
+#include "telos/base/metrics.h"
 #include "telos/base/status.h"
+#include "telos/bus/delivery_metrics.h"
 #include "telos/bus/durable.h"
 #include "telos/store/records_store.h"
 
@@ -29,6 +32,14 @@ struct GameEventTallyOptions {
   int64_t ack_wait_ms = bus::ConsumerSpec::kAckWaitMsDefault;
   int64_t retry_delay_ms = bus::ConsumerSpec::kRetryDelayMsDefault;
   uint32_t max_deliveries = bus::ConsumerSpec::kMaxDeliveriesDefault;
+  // Called once per event applied (never for a duplicate), after its transaction committed, on
+  // the consumer's thread: the visible effect beyond the records, such as the announcement to
+  // every world. It may block briefly (it holds up only this consumer) and must not throw. An
+  // effect here is at most once: a crash between the commit and the call skips it.
+  std::function<void(const store::GameEvent&)> on_applied;
+  // Where the delivery instruments go (bus::DeliveryMetrics: live lag, the catch-up pair, the
+  // poisoned count). Null: none.
+  Metrics* metrics = nullptr;
 };
 
 // Creates (or updates) the game-event stream.
@@ -46,12 +57,15 @@ class GameEventTally {
   uint64_t poisoned() const { return poisoned_.load(); }
 
  private:
-  GameEventTally(store::RecordsStore& records, Logger& logger, std::string durable);
+  GameEventTally(store::RecordsStore& records, Logger& logger, std::string durable,
+                 std::function<void(const store::GameEvent&)> on_applied);
   bus::Disposition Handle(const bus::DurableEvent& event);
 
   store::RecordsStore& records_;
   Logger& logger_;
   const std::string durable_;
+  const std::function<void(const store::GameEvent&)> on_applied_;
+  std::unique_ptr<bus::DeliveryMetrics> delivery_metrics_;  // null without options.metrics
   std::atomic<uint64_t> applied_{0};
   std::atomic<uint64_t> duplicates_{0};
   std::atomic<uint64_t> poisoned_{0};

@@ -6,6 +6,9 @@
 //                             <token> is bus::SubjectToken(name key) — always derived from the
 //                             recipient's sanitized name, never from a roster entry.
 //   <prefix>.chan.<token>     channel lines; every shard subscribes to <prefix>.chan.>.
+//   <prefix>.announce         scoped announcements (WorldHost::Announce), world-wide or for
+//                             one zone's players; every shard subscribes. Delivered here first,
+//                             like a channel line, and skipped by origin when it comes back.
 // A tell to a player not on this shard is a request on their subject. The hosting shard
 // delivers it and answers; "no responders" means nobody hosts them, and then the placement
 // record — the existence oracle — tells "not online" (a record, tombstoned or routing elsewhere)
@@ -52,7 +55,7 @@ struct FleetCommsOptions {
 // "telos.<token of the directory namespace>": one fleet's subjects, matching its Redis keys.
 std::string SubjectPrefixFor(const std::string& directory_namespace);
 
-class FleetComms final : public world::RemoteComms {
+class FleetComms final : public world::RemoteComms, public world::RemoteBroadcasts {
  public:
   FleetComms(FleetCommsOptions options, bus::Bus& bus, directory::Directory& directory,
              world::WorldHost& host, boost::asio::io_context& io, BlockingRunner blocking,
@@ -84,6 +87,9 @@ class FleetComms final : public world::RemoteComms {
   void Staff(const world::StaffOrder& order,
              std::function<void(world::StaffOutcome)> done) override;
 
+  // ---- world::RemoteBroadcasts
+  bool Broadcast(const std::string& zone, const std::string& text) override;
+
   // A letter to `recipient` was accepted: ping them if they are connected somewhere.
   void PingMail(const std::string& recipient, const std::string& sender);
 
@@ -96,6 +102,7 @@ class FleetComms final : public world::RemoteComms {
   };
   void OnPlayerMessage(const std::string& name_key, const bus::Message& message);
   void OnChannelMessage(const bus::Message& message);
+  void OnAnnouncement(const bus::Message& message);
   // After "no responders": what the placement record says about `to`.
   void AnswerUnreachable(const std::string& to, const std::function<void(std::string)>& answer);
   void WritePresence(const std::string& name_key, const std::string& gate);
@@ -113,12 +120,14 @@ class FleetComms final : public world::RemoteComms {
   prometheus::Counter& tells_refused_;
   prometheus::Counter& channel_lines_;
   prometheus::Counter& mail_pings_;
+  prometheus::Counter& announcements_;
   // Stop() waits for the blocking tasks, timers and bus replies in flight; later ones do nothing.
   std::shared_ptr<InFlightGate> in_flight_ = InFlightGate::Make();
 
   mutable std::mutex mu_;
   std::map<std::string, Resident> residents_;    // guarded by mu_; by name key
   std::unique_ptr<bus::Subscription> channels_;  // guarded by mu_
+  std::unique_ptr<bus::Subscription> announce_;  // guarded by mu_
   bool stopped_ = false;                         // guarded by mu_
 };
 

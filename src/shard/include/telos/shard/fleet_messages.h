@@ -13,6 +13,7 @@
 //   <prefix>.player.<token>  {"kind":"staff","order":KIND,"from":F,"roles":N,"room":"z:r",
 //                             "until":MS,"reason":R}  (a staff order, telos/world/staff.h)
 //   its reply                {"code":N,"text":T,"room":"z:r","name":N}
+//   <prefix>.announce        {"origin":O,"zone":Z,"text":T}   (Z empty: world-wide)
 //
 // Thread safety: pure functions.
 #pragma once
@@ -77,5 +78,18 @@ struct ReloadAnswer {
 std::string EncodeReloadAnswer(const ReloadAnswer& answer);
 // A reply that is not a well-formed answer reads as not ok, with an error saying so.
 ReloadAnswer DecodeReloadAnswer(std::string_view data);
+
+// A scoped announcement (WorldHost::Announce) for the players of one zone on every shard, or of
+// every zone when `zone` is empty. `origin` is the shard that published it (and delivered it to
+// its own players already), or a process that hosts no players ("director").
+struct Announcement {
+  std::string origin;
+  std::string zone;
+  std::string text;
+};
+Announcement DecodeAnnouncement(std::string_view data);
+std::string EncodeAnnouncement(const Announcement& announcement);
+// "<prefix>.announce": one subject for every scope, so a shard needs one subscription.
+std::string AnnouncementSubject(std::string_view subject_prefix);
 
 }  // namespace telos::shard

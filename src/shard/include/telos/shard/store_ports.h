@@ -30,6 +30,7 @@
 #include "telos/store/character_saver.h"
 #include "telos/store/checkpoint_store.h"
 #include "telos/store/mail_store.h"
+#include "telos/store/records_store.h"
 #include "telos/world/character_state.h"
 #include "telos/world/ports.h"
 
@@ -147,6 +148,17 @@ class StoreMail final : public world::MailPort {
 
  private:
   store::MailStore& mail_;
+  BlockingRunner blocking_;
+};
+
+// The fleet-wide records for the `records` command, read on the blocking pool.
+class StoreRecords final : public world::RecordsPort {
+ public:
+  StoreRecords(store::RecordsStore& records, BlockingRunner blocking);
+  void Tallies(std::function<void(Result<std::vector<world::RecordLine>>)> done) override;
+
+ private:
+  store::RecordsStore& records_;
   BlockingRunner blocking_;
 };
 

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "telos/base/status.h"
+#include "telos/bus/durable.h"
 #include "telos/store/records_store.h"
 
 namespace telos::store {
@@ -23,6 +24,10 @@ namespace telos::store {
 // The stream every game event goes to, and the subjects it captures.
 inline constexpr std::string_view kGameEventStream = "GAME_EVENTS";
 inline constexpr std::string_view kGameEventSubjects = "game.event.>";
+
+// The stream's spec: what the publishers and the consumer each ensure before they use it, the
+// same on both sides so neither undoes the other's bounds.
+bus::StreamSpec GameEventStreamSpec();
 
 std::string EncodeGameEvent(const GameEvent& event);
 // InvalidArgument naming what is wrong for anything that is not a well-formed event (the

@@ -61,6 +61,12 @@ class RecordsStore {
 
   // The consumer's watermark for the source: 0 before anything was applied.
   virtual Result<int64_t> Watermark(std::string_view consumer, std::string_view source) = 0;
+
+  // The publisher's side: reserves and returns the next sequence of `source`'s events (1 the
+  // first time, then one more each call), stored before it returns, so a publisher that
+  // restarts goes on past every sequence it ever used. REQUIRES: non-empty source of at most
+  // kRecordFieldBytesMax bytes (else InvalidArgument).
+  virtual Result<int64_t> ReserveSequence(std::string_view source) = 0;
 };
 
 }  // namespace telos::store

@@ -126,4 +126,34 @@ class PasswordPort {
                       std::function<void(Status)> done) = 0;
 };
 
+// A game event that matters beyond its zone (a boss killed), for the fleet-wide records. The
+// world stamps it with its source and sequence and publishes it durably (shard::
+// GameEventPublisher); the zone only says what happened. Non-blocking: queues and returns.
+class GameEventPort {
+ public:
+  virtual ~GameEventPort() = default;
+  // `kind` "boss_kill"; `subject` what it happened to ("dungeon:hollow_abbot"); `actor` who did
+  // it (a display name, may be empty).
+  virtual void Publish(std::string kind, std::string subject, std::string actor) = 0;
+};
+
+// One line of the fleet-wide records (store::Tally in the world's own terms).
+struct RecordLine {
+  std::string kind;
+  std::string subject;
+  int64_t count = 0;
+  std::string first_actor;
+  int64_t first_at_ms = 0;
+  std::string last_actor;
+  int64_t last_at_ms = 0;
+};
+
+// The records as the leader director applied them (the `records` command reads them).
+class RecordsPort {
+ public:
+  virtual ~RecordsPort() = default;
+  // Every record line, ordered by kind then subject; Unavailable while the store is away.
+  virtual void Tallies(std::function<void(Result<std::vector<RecordLine>>)> done) = 0;
+};
+
 }  // namespace telos::world

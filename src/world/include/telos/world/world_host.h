@@ -70,6 +70,17 @@ class RemoteComms {
   }
 };
 
+// How a host that is one shard of a fleet sends announcements to the other shards' players
+// (shard::FleetComms over the bus). Set once, before any zone starts; called on any thread,
+// must not block.
+class RemoteBroadcasts {
+ public:
+  virtual ~RemoteBroadcasts() = default;
+  // Sends the announcement (already delivered in this host) to every other shard, which hands
+  // it to WorldHost::DeliverAnnouncement. False when it could not be sent.
+  virtual bool Broadcast(const std::string& zone, const std::string& text) = 0;
+};
+
 // Makes the executor for a new zone (a strand in production; one shared ManualExecutor in tests).
 using ExecutorFactory = std::function<std::shared_ptr<Executor>(const std::string& zone_id)>;
 
@@ -152,6 +163,18 @@ class WorldHost final : private ZoneRouter {
   // Applies an order to the player it names when they play in this host: `done` gets the
   // outcome on their zone's executor. NotFound (and `done` not called) when they are not here.
   Status ApplyStaff(const StaffOrder& order, std::function<void(StaffOutcome)> done);
+  // REQUIRES: called before the first zone starts; `broadcasts` outlives the host's zones.
+  void SetRemoteBroadcasts(RemoteBroadcasts* broadcasts) { broadcasts_ = broadcasts; }
+  // Where zones publish game events (a boss killed) and read the records. REQUIRES: called
+  // before the first zone starts; each outlives the host's zones. Null: not published / no
+  // records.
+  void SetGameEvents(GameEventPort* events) { deps_.game_events = events; }
+  void SetRecords(RecordsPort* records) { deps_.records = records; }
+
+  // Scoped transient down-broadcast (ZoneRouter::Announce): for the players of `zone` (empty:
+  // everyone) here and, through the RemoteBroadcasts, on every other shard. Thread-safe and
+  // non-blocking, for game code and staff commands alike. False when only this host heard it.
+  bool Announce(const std::string& zone, const std::string& text) override;
 
   // ---- messages from other shards (RemoteComms' far end)
   // Delivers a tell to a player in this host; `*display_name` gets their name. NotFound when
@@ -160,6 +183,9 @@ class WorldHost final : private ZoneRouter {
                      std::string* display_name);
   // A channel line for every zone here.
   void DeliverChannel(const std::string& channel, const std::string& from, const std::string& text);
+  // An announcement from another shard (or the director) for the players of `zone` here, or
+  // for every player here when `zone` is empty. A zone not running here hears nothing.
+  void DeliverAnnouncement(const std::string& zone, const std::string& text);
   // One line for a player here (a mail ping, the answer to their tell). NotFound when not here.
   Status Notify(const std::string& name_key, const std::string& text);
 
@@ -233,6 +259,7 @@ class WorldHost final : private ZoneRouter {
   RemoteComms* comms_ = nullptr;
   AuditPort* audit_ = nullptr;
   std::string world_id_;
+  RemoteBroadcasts* broadcasts_ = nullptr;
   ZoneDeps deps_;
   ExecutorFactory executors_;
   uint64_t seed_;

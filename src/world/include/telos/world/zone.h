@@ -84,6 +84,10 @@ class ZoneRouter {
   virtual void Staff(StaffOrder order) { (void)order; }
   // A staff action taken in this zone alone (a mob's stat): written to the audit trail.
   virtual void Audit(AuditRecord record) { (void)record; }
+  // An announcement for every player in `zone` on every world of the fleet, or for everyone
+  // when `zone` is empty: at most once, nothing stored (a world the bus cannot reach misses
+  // it). Players of this world always hear it; false when the other worlds could not be told.
+  virtual bool Announce(const std::string& zone, const std::string& text) = 0;
 };
 
 // Everything a zone needs from outside, passed by the host. All references must outlive it.
@@ -95,6 +99,9 @@ struct ZoneDeps {
   MailPort* mail = nullptr;
   PasswordPort* passwords = nullptr;
   ZoneRouter* router = nullptr;
+  // Optional (null: boss kills are not published, `records` says the records are unavailable).
+  GameEventPort* game_events = nullptr;
+  RecordsPort* records = nullptr;
   // How often a player's state is saved while they play (quit, death, level and leaving a zone
   // save at once). What a crash can lose at most.
   int64_t save_interval_ms = limits::kCharacterSaveIntervalMs;
@@ -151,6 +158,8 @@ class Zone : public std::enable_shared_from_this<Zone> {
   Status ApplyStaff(StaffOrder order, std::function<void(StaffOutcome)> done);
   // Moves a player here to `room` (in this zone or any other), as staff's goto does.
   Status Teleport(std::string name_key, Ref room);
+  // An announcement (WorldHost::Announce) for every player in the zone.
+  Status DeliverAnnouncement(std::string text);
   // Runs `probe` on the zone's executor with read access to the zone (tests, admin tools).
   Status Inspect(std::function<void(const ZoneCore&)> probe);
 
