@@ -251,6 +251,7 @@ void WorldProcess::StartComms(bus::Bus& bus, boost::asio::io_context& io, Blocki
                                       .scope = settings_.director_scope},
       bus, log));
   host_.SetRemoteComms(comms_.get());
+  host_.SetRemoteBroadcasts(comms_.get());
   shard_.SetComms(comms_.get());
   bus_ = &bus;
   // The degradation ladder: rebuilding a zone saves everyone in it, so no reload while the

@@ -30,8 +30,8 @@
 #include "telos/net/http_server.h"
 #include "telos/shard/directive_executor.h"
 #include "telos/shard/fleet_comms.h"
-#include "telos/shard/pack_reload.h"
 #include "telos/shard/game_event_publisher.h"
+#include "telos/shard/pack_reload.h"
 #include "telos/shard/shard_drain.h"
 #include "telos/shard/store_audit_port.h"
 #include "telos/shard/store_ports.h"
@@ -173,7 +173,7 @@ class WorldProcess {
   std::unique_ptr<shard::FleetComms> comms_;
   // Answers the fleet's content reload requests; there whenever comms_ is (the same bus).
   std::unique_ptr<shard::PackReloadAgent> reload_agent_;
-  bus::Bus* bus_ = nullptr;  // the bus comms_ and reload_agent_ use
+  bus::Bus* bus_ = nullptr;                            // the bus comms_ and reload_agent_ use
   std::unique_ptr<bus::DurableStreams> jetstream_;     // null without TELOS_NATS (or with .streams)
   std::unique_ptr<shard::StoreRecords> records_port_;  // null without backends_.records
   std::unique_ptr<shard::GameEventPublisher> game_events_;  // null without records or streams

@@ -149,9 +149,11 @@ TEST_F(GameEventTallyTest, ABacklogCountsAsCatchUpLiveEventsAsLagAndPoisonByItsS
   ASSERT_TRUE(tally.ok()) << tally.status().ToString();
   ASSERT_TRUE(WaitUntil([&] { return (*tally)->applied() == 2; }));
   std::string text = metrics.RenderText();
-  EXPECT_TRUE(Contains(text, "telos_bus_catchup_events_total{subject=\"game.event.boss_5fkill\"} 2"))
+  EXPECT_TRUE(
+      Contains(text, "telos_bus_catchup_events_total{subject=\"game.event.boss_5fkill\"} 2"))
       << text;
-  EXPECT_TRUE(Contains(text, "telos_bus_catchup_age_ms_count{subject=\"game.event.boss_5fkill\"} 2"))
+  EXPECT_TRUE(
+      Contains(text, "telos_bus_catchup_age_ms_count{subject=\"game.event.boss_5fkill\"} 2"))
       << text;
   EXPECT_TRUE(Contains(text, "telos_bus_deliver_lag_ms_count 0")) << text;
 
@@ -161,7 +163,8 @@ TEST_F(GameEventTallyTest, ABacklogCountsAsCatchUpLiveEventsAsLagAndPoisonByItsS
   ASSERT_TRUE(WaitUntil([&] { return (*tally)->applied() == 3 && (*tally)->poisoned() == 1; }));
   text = metrics.RenderText();
   EXPECT_TRUE(Contains(text, "telos_bus_deliver_lag_ms_count 2")) << text;
-  EXPECT_TRUE(Contains(text, "telos_bus_catchup_events_total{subject=\"game.event.boss_5fkill\"} 2"))
+  EXPECT_TRUE(
+      Contains(text, "telos_bus_catchup_events_total{subject=\"game.event.boss_5fkill\"} 2"))
       << text;
   EXPECT_TRUE(Contains(text, "telos_commbus_durable_poisoned_total{stream=\"GAME_EVENTS\"} 1"))
       << text;
