@@ -7,6 +7,7 @@
 // Each test works under its own random subject prefix.
 #include "telos/bus/nats_bus.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -548,6 +549,46 @@ TEST_F(NatsPermissionsTest, TheDirectorConsumesGameEventsAndAnswersDrainTargets)
   auto answer = Ask(**world, kDrainTargetsSubject, R"({"shard":"world-1"})");
   ASSERT_TRUE(answer->Get().ok()) << answer->Get().status().ToString();
   EXPECT_EQ(*answer->Get(), R"({"targets":[]})");
+}
+
+// FleetComms' announce subject (fleet_messages.h) for the default namespace.
+constexpr char kAnnounceSubject[] = "telos.telos.announce";
+
+TEST_F(NatsPermissionsTest, WorldsAndTheDirectorAnnounceToEveryWorld) {
+  Logger logger("bus-test", LogLevel::kError);
+  auto gate_sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
+  Logger gate_log("bus-test", LogLevel::kWarn, gate_sink);
+  auto listener = Connect("telos-world", world_password_, logger);
+  auto world = Connect("telos-world", world_password_, logger);
+  auto director = Connect("telos-director", director_password_, logger);
+  auto gate = Connect("telos-gate", gate_password_, gate_log);
+  ASSERT_TRUE(listener.ok() && world.ok() && director.ok() && gate.ok());
+  ASSERT_TRUE(WaitFor([&] {
+    return (*listener)->connected() && (*world)->connected() && (*director)->connected() &&
+           (*gate)->connected();
+  }));
+  std::mutex mu;
+  std::vector<std::string> heard;
+  auto sub = MustSubscribe(**listener, kAnnounceSubject, [&](const Message& m) {
+    std::lock_guard lock(mu);
+    heard.push_back(m.data);
+  });
+  ASSERT_TRUE(sub);
+
+  // A forged announcement from a gate is refused; a world's and the director's arrive, in order
+  // on one connection each, so both being heard (and nothing else) is the whole check.
+  ASSERT_TRUE((*gate)->Publish(kAnnounceSubject, "forged").ok());
+  ASSERT_TRUE(WaitFor([&] { return Refused(*gate_sink, "Publish", kAnnounceSubject); }));
+  ASSERT_TRUE((*world)->Publish(kAnnounceSubject, "from a world").ok());
+  ASSERT_TRUE((*director)->Publish(kAnnounceSubject, "from the director").ok());
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard lock(mu);
+    return heard.size() >= 2;
+  }));
+  std::lock_guard lock(mu);
+  std::vector<std::string> sorted = heard;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, (std::vector<std::string>{"from a world", "from the director"}));
 }
 
 TEST_F(NatsPermissionsTest, CtlSendsReloadRequestsAndNothingElse) {
