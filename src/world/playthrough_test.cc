@@ -287,7 +287,9 @@ TEST(Playthrough, ADwarfClericReachesLevelTenThroughTheShippedContent) {
   int rounds = 0;
   for (int attempt = 0; attempt < 200 && tess.Me().level < 10; ++attempt) {
     ASSERT_TRUE(tess.Me().present) << tess.Tail();
-    if (tess.Me().room != hut) ASSERT_TRUE(tess.WalkTo(hut, kForestDangers));
+    if (tess.Me().room != hut) {
+      ASSERT_TRUE(tess.WalkTo(hut, kForestDangers));
+    }
     std::string taken = tess.Do("quest accept wolves");
     if (taken.find("You take the quest") == std::string::npos &&
         taken.find("already on that quest") == std::string::npos) {
