@@ -21,6 +21,7 @@
 #include "telos/net/http_server.h"
 #include "telos/shard/fleet_comms.h"
 #include "telos/shard/records_announcer.h"
+#include "telos/store/game_events.h"
 #include "telos/store/postgres_store.h"
 #include "version.h"
 
@@ -183,6 +184,7 @@ int RunDirectorRole(const DirectorRoleSettings& settings, const Config& config) 
   // The bus for drain targets; without NATS, draining shards choose their targets themselves.
   std::unique_ptr<bus::NatsBus> bus;
   std::unique_ptr<bus::JetStreamStreams> streams;
+  std::unique_ptr<bus::Subscription> parked_watch;
   std::unique_ptr<store::PostgresStore> db;
   if (!nats.url.empty()) {
     bus::NatsBusOptions bus_options = nats;
@@ -215,6 +217,14 @@ int RunDirectorRole(const DirectorRoleSettings& settings, const Config& config) 
       return kExitConfigError;
     }
     streams = std::move(*connected);
+    // Every director watches (leader or standby): the queue group has one of them count each
+    // parked event, so the fleet's commbus_durable_parked_total is the true count.
+    auto watch = streams->WatchParked(std::string(store::kGameEventStream), metrics);
+    if (!watch.ok()) {
+      std::fprintf(stderr, "%s: TELOS_NATS: %s\n", kRole, watch.status().message().c_str());
+      return kExitConfigError;
+    }
+    parked_watch = std::move(*watch);
   } else if (!nats.url.empty()) {
     log.Warn("TELOS_DATABASE_URL unset: no game-event tally");
   }

@@ -203,7 +203,9 @@ class JetStreamConsumer final : public DurableConsumer {
         break;
       case Disposition::kRetry:
         if (last) {
-          s = natsMsg_Term(msg, nullptr);
+          // A NAK, not a TERM: the server then finds the event out of deliveries, drops it
+          // and publishes the MAX_DELIVERIES advisory that the fleet's parked count reads.
+          s = natsMsg_Nak(msg, nullptr);
           if (s == NATS_OK) ++parked_;
         } else {
           s = natsMsg_NakWithDelay(msg, spec_.retry_delay_ms, nullptr);
@@ -298,6 +300,59 @@ JetStreamStreams::~JetStreamStreams() {
 
 bool JetStreamStreams::connected() const {
   return core_->bus->connected();
+}
+
+namespace {
+
+// A queue subscription to one stream's MAX_DELIVERIES advisories; keeps the connection alive.
+class ParkedWatch final : public Subscription {
+ public:
+  ParkedWatch(std::shared_ptr<JetStreamStreams::Core> core, natsSubscription* sub)
+      : core_(std::move(core)), sub_(sub) {}
+  ~ParkedWatch() override {
+    natsSubscription_Unsubscribe(sub_);
+    natsSubscription_Destroy(sub_);
+  }
+
+ private:
+  std::shared_ptr<JetStreamStreams::Core> core_;
+  natsSubscription* sub_;
+};
+
+void OnParkedAdvisory(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
+  // Any message on the advisory subject is one parked event; its body (JSON naming the
+  // consumer and sequence) is not needed to count it.
+  natsMsg_Destroy(msg);
+  static_cast<prometheus::Counter*>(closure)->Increment();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Subscription>> JetStreamStreams::WatchParked(const std::string& stream,
+                                                                    Metrics& metrics) {
+  if (!ValidStreamName(stream)) {
+    return Status::InvalidArgument("stream name '" + stream + "' is not [A-Za-z0-9_-]{1,64}");
+  }
+  // The counter lives in `metrics`, which outlives the subscription: the callback's closure.
+  prometheus::Counter& parked = metrics.Counter(
+      "commbus_durable_parked_total",
+      "Durable events dropped after max_deliveries, counted once fleet-wide off the broker's "
+      "MAX_DELIVERIES advisory",
+      {{"stream", stream}});
+  const std::string subject = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + stream + ".*";
+  const std::string group = "telos-parked-" + stream;
+  auto* conn = static_cast<natsConnection*>(core_->bus->raw_connection());
+  natsSubscription* sub = nullptr;
+  natsStatus s = natsConnection_QueueSubscribe(&sub, conn, subject.c_str(), group.c_str(),
+                                               &OnParkedAdvisory, &parked);
+  if (s != NATS_OK) {
+    return FromJs(s, static_cast<jsErrCode>(0), "watching parked events of " + stream);
+  }
+  // In effect once the server has it, when connected (as Bus::Subscribe promises).
+  if (core_->bus->connected()) {
+    (void)natsConnection_FlushTimeout(conn, core_->options.call_timeout_ms);
+  }
+  return std::unique_ptr<Subscription>(std::make_unique<ParkedWatch>(core_, sub));
 }
 
 Status JetStreamStreams::EnsureStream(const StreamSpec& spec) {

@@ -551,6 +551,53 @@ TEST_F(NatsPermissionsTest, TheDirectorConsumesGameEventsAndAnswersDrainTargets)
   EXPECT_EQ(*answer->Get(), R"({"targets":[]})");
 }
 
+// The value of commbus_durable_parked_total{stream="GAME_EVENTS"} in `metrics` (0 if absent).
+double ParkedIn(const Metrics& metrics) {
+  const std::string text = metrics.RenderText();
+  const std::string key = "telos_commbus_durable_parked_total{stream=\"GAME_EVENTS\"} ";
+  const size_t at = text.find(key);
+  return at == std::string::npos ? 0 : std::stod(text.substr(at + key.size()));
+}
+
+TEST_F(NatsPermissionsTest, TwoDirectorsCountAParkedGameEventOnceBetweenThem) {
+  Logger logger("bus-test", LogLevel::kError);
+  auto leader = ConnectStreams("telos-director", director_password_, logger);
+  auto standby = ConnectStreams("telos-director", director_password_, logger);
+  auto world_js = ConnectStreams("telos-world", world_password_, logger);
+  ASSERT_TRUE(leader.ok() && standby.ok() && world_js.ok());
+  // Both directors watch, as `telos director` does whether it leads or not.
+  Metrics leader_metrics;
+  Metrics standby_metrics;
+  auto leader_watch = (*leader)->WatchParked("GAME_EVENTS", leader_metrics);
+  auto standby_watch = (*standby)->WatchParked("GAME_EVENTS", standby_metrics);
+  ASSERT_TRUE(leader_watch.ok()) << leader_watch.status().ToString();
+  ASSERT_TRUE(standby_watch.ok()) << standby_watch.status().ToString();
+  EXPECT_EQ((*leader)->WatchParked("GAME EVENTS", leader_metrics).status().code(),
+            StatusCode::kInvalidArgument);
+
+  ASSERT_TRUE((*leader)->EnsureStream(GameEventStream()).ok());
+  ASSERT_TRUE((*world_js)->Publish(kGameEventSubject, "stuck", "world-1:1").ok());
+  ASSERT_TRUE((*world_js)->Publish(kGameEventSubject, "fine", "world-1:2").ok());
+  ConsumerSpec spec = GameEventTally();
+  spec.max_deliveries = 2;
+  spec.retry_delay_ms = 0;
+  auto consumer = (*leader)->Consume(spec, [](const DurableEvent& event) {
+    return event.data == "stuck" ? Disposition::kRetry : Disposition::kAck;
+  });
+  ASSERT_TRUE(consumer.ok()) << consumer.status().ToString();
+  // The server drops "stuck" after its second delivery, advises, and only then delivers "fine".
+  ASSERT_TRUE(WaitFor([&] { return (*consumer)->counts().acked == 1; }));
+  EXPECT_EQ((*consumer)->counts().parked, 1u);
+  ASSERT_TRUE(WaitFor([&] { return ParkedIn(leader_metrics) + ParkedIn(standby_metrics) >= 1; }))
+      << "no MAX_DELIVERIES advisory reached a director";
+  // A second event parked: one more count in all, never one per director.
+  ASSERT_TRUE((*world_js)->Publish(kGameEventSubject, "stuck", "world-1:3").ok());
+  ASSERT_TRUE((*world_js)->Publish(kGameEventSubject, "fine", "world-1:4").ok());
+  ASSERT_TRUE(WaitFor([&] { return (*consumer)->counts().acked == 2; }));
+  ASSERT_TRUE(WaitFor([&] { return ParkedIn(leader_metrics) + ParkedIn(standby_metrics) >= 2; }));
+  EXPECT_EQ(ParkedIn(leader_metrics) + ParkedIn(standby_metrics), 2.0);
+}
+
 // FleetComms' announce subject (fleet_messages.h) for the default namespace.
 constexpr char kAnnounceSubject[] = "telos.telos.announce";
 

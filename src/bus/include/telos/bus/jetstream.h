@@ -9,9 +9,10 @@
 // one event at a time), AckWait and MaxDeliver from the spec. Its thread fetches one event at a
 // time and answers it: kAck waits for the server to confirm the ack, kRetry is a NAK with the
 // spec's delay, kReject a TERM; on the delivery that reaches max_deliveries a retry is answered
-// with TERM too (and counted as parked), so the consumer moves on at once. A delivery left
-// unanswered by a dead process comes back after AckWait, and the server's MAX_DELIVERIES
-// advisory reports one that ran out that way.
+// with a NAK without delay (and counted as parked by the consumer), so the server drops it at
+// once and publishes its MAX_DELIVERIES advisory. A delivery left unanswered by a dead process
+// comes back after AckWait, and the server's MAX_DELIVERIES advisory reports one that ran out
+// that way too. WatchParked counts those advisories once fleet-wide.
 //
 // While NATS is down: Publish, EnsureStream and Consume fail with kUnavailable (Consume looks
 // the stream up first); running consumers wait, bind again after every reconnect, and resume.
@@ -28,7 +29,9 @@
 
 #include "telos/base/limits.h"
 #include "telos/base/log.h"
+#include "telos/base/metrics.h"
 #include "telos/base/status.h"
+#include "telos/bus/bus.h"
 #include "telos/bus/durable.h"
 #include "telos/bus/nats_bus.h"
 
@@ -56,6 +59,16 @@ class JetStreamStreams final : public DurableStreams {
       const ConsumerSpec& spec, std::function<Disposition(const DurableEvent&)> handler) override;
 
   bool connected() const;
+
+  // Counts commbus_durable_parked_total{stream} in `metrics` off the server's MAX_DELIVERIES
+  // advisories for any consumer of `stream`, received in the queue group
+  // "telos-parked-<stream>": of every process in the fleet that watches a stream, exactly one
+  // hears each advisory, so the sum over the fleet is the number of events parked (however many
+  // directors run). Resubscribes by itself after a reconnect, like every NATS subscription;
+  // an advisory published while this process was away is not counted. Watching stops when the
+  // returned subscription is destroyed. `metrics` must outlive the returned subscription.
+  // kInvalidArgument for a malformed stream name.
+  Result<std::unique_ptr<Subscription>> WatchParked(const std::string& stream, Metrics& metrics);
 
   struct Core;  // the JetStream context and the running consumers (jetstream.cc)
 
