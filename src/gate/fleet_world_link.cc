@@ -7,8 +7,8 @@
 
 #include "telos/rpc/channels.h"
 #include "telos/rpc/in_process_play.h"
+#include "telos/rpc/status_mapping.h"
 #include "telos/v1/fleet.grpc.pb.h"
-#include "telos/world/character_state.h"
 
 namespace telos::gate {
 namespace asio = boost::asio;
@@ -135,13 +135,13 @@ class GrpcShardStream final
     if (next) StartWrite(&current_);
   }
 
-  void OnDone(const grpc::Status&) override EXCLUDES(mu_) {
+  void OnDone(const grpc::Status& status) override EXCLUDES(mu_) {
     {
       MutexLock lock(mu_);
       closed_ = true;
     }
     auto self = std::move(self_);
-    link_.OnStreamDone(self);
+    link_.OnStreamDone(self, rpc::FromGrpc(status));
   }
 
  private:
@@ -218,14 +218,14 @@ class InProcessShardStream final : public ShardStream,
   void OnShardFrame(telos::v1::ShardFrame& frame) override {
     link_.OnShardFrame(shared_from_this(), frame);
   }
-  void OnShardGone() override EXCLUDES(mu_) {
+  void OnShardGone(const Status& why) override EXCLUDES(mu_) {
     {
       MutexLock lock(mu_);
       closed_ = true;
       shard_end_.reset();
       queue_.clear();
     }
-    link_.OnStreamDone(shared_from_this());
+    link_.OnStreamDone(shared_from_this(), why);
   }
 
  private:
@@ -765,7 +765,7 @@ void FleetWorldLink::OnShardFrame(const std::shared_ptr<ShardStream>& stream,
   }
 }
 
-void FleetWorldLink::OnStreamDone(const std::shared_ptr<ShardStream>& stream) {
+void FleetWorldLink::OnStreamDone(const std::shared_ptr<ShardStream>& stream, const Status& why) {
   std::vector<uint64_t> reroute;
   std::vector<std::function<void()>> removed;
   {
@@ -796,8 +796,9 @@ void FleetWorldLink::OnStreamDone(const std::shared_ptr<ShardStream>& stream) {
     }
   }
   stream_losses_.Increment();
-  log_.Warn("shard stream lost",
-            {{"endpoint", stream->endpoint()}, {"sessions", static_cast<int64_t>(reroute.size())}});
+  log_.Warn("shard stream lost", {{"endpoint", stream->endpoint()},
+                                  {"sessions", static_cast<int64_t>(reroute.size())},
+                                  {"reason", why.ToString()}});
   for (auto& done : removed) done();
   for (uint64_t id : reroute) {
     OnBlocking(&FleetWorldLink::RetryRouteLater, id);

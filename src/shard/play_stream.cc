@@ -2,6 +2,8 @@
 
 #include <boost/asio/post.hpp>
 
+#include "transport_free.h"  // last: nothing above may bring gRPC in
+
 namespace telos::shard {
 
 void AppendOutput(telos::v1::ShardFrame& frame, uint64_t session,
@@ -77,7 +79,7 @@ void StreamHandle::WriteDone(bool ok) {
   if (reads_ended_ && !finished_) {
     finished_ = true;
     PlayWire* wire = wire_;
-    const grpc::Status status = finish_status_;
+    const Status status = finish_status_;
     lock.unlock();
     wire->End(status);
   }
@@ -89,12 +91,12 @@ void StreamHandle::ReadsEnded() {
   if (writing_ || finished_) return;
   finished_ = true;
   PlayWire* wire = wire_;
-  const grpc::Status status = finish_status_;
+  const Status status = finish_status_;
   lock.unlock();
   wire->End(status);
 }
 
-void StreamHandle::Refuse(grpc::Status status) {
+void StreamHandle::Refuse(Status status) {
   std::unique_lock lock(mu_);
   if (refused_ || finished_ || wire_ == nullptr) return;
   refused_ = true;
@@ -108,7 +110,7 @@ void StreamHandle::Refuse(grpc::Status status) {
   if (writing_) return;
   finished_ = true;
   PlayWire* wire = wire_;
-  const grpc::Status finish = finish_status_;
+  const Status finish = finish_status_;
   lock.unlock();
   wire->End(finish);
 }
@@ -166,34 +168,6 @@ std::map<uint64_t, std::string> StreamHandle::sessions() const {
   return sessions_;
 }
 
-// ------------------------------------------------------------------ PlayReactor
-
-PlayReactor::PlayReactor(WorldShard& shard, prometheus::Counter* dropped)
-    : shard_(shard), handle_(std::make_shared<StreamHandle>(this, dropped)) {
-  StartRead(&in_);
-}
-
-void PlayReactor::OnReadDone(bool ok) {
-  if (!ok) {
-    handle_->ReadsEnded();
-    return;
-  }
-  shard_.OnFrame(handle_, in_);
-  in_.Clear();
-  if (handle_->refused()) return;  // finished (or finishing): no read may start after it
-  StartRead(&in_);
-}
-
-void PlayReactor::OnWriteDone(bool ok) {
-  handle_->WriteDone(ok);
-}
-
-void PlayReactor::OnDone() {
-  handle_->Done();
-  shard_.OnStreamGone(handle_);
-  delete this;
-}
-
 // ------------------------------------------------------------------ InProcessPlayWire
 
 InProcessPlayWire::InProcessPlayWire(WorldShard& shard, std::shared_ptr<rpc::PlayGateEnd> gate,
@@ -219,13 +193,13 @@ void InProcessPlayWire::WriteFrame(const telos::v1::ShardFrame* frame) {
   });
 }
 
-void InProcessPlayWire::End(grpc::Status) {
-  boost::asio::post(strand_, [self = shared_from_this()] {
+void InProcessPlayWire::End(Status status) {
+  boost::asio::post(strand_, [self = shared_from_this(), status = std::move(status)] {
     self->handle_->Done();
     self->shard_.OnStreamGone(self->handle_);
     // Dropping the gate's end here, and the gate dropping ours at OnShardGone, ends the cycle.
     std::shared_ptr<rpc::PlayGateEnd> gate = std::move(self->gate_);
-    gate->OnShardGone();
+    gate->OnShardGone(status);
   });
 }
 

@@ -1,5 +1,6 @@
 // The server end of one gate's Play stream, and the PlayerSink that binds a character to one
-// session on such a stream. Private to the shard module.
+// session on such a stream. Private to the shard module, and transport-free: a stream ends with
+// a telos Status, and only the gRPC wire (world_service.cc) maps it onto gRPC's.
 //
 // StreamHandle outlives the wire that carries it (a gRPC reactor, or an in-process wire; sinks
 // hold the handle weakly); once the wire is done the handle drops further output. Output is
@@ -21,9 +22,10 @@
 
 #include "telos/base/limits.h"
 #include "telos/base/metrics.h"
+#include "telos/base/status.h"
 #include "telos/rpc/in_process_play.h"
 #include "telos/shard/world_shard.h"
-#include "telos/v1/fleet.grpc.pb.h"
+#include "telos/v1/fleet.pb.h"
 #include "telos/world/ports.h"
 
 namespace telos::shard {
@@ -32,14 +34,15 @@ inline constexpr size_t kPendingOutputsMax = limits::kPlayStreamPendingOutputsMa
 inline constexpr size_t kPendingBytesMax = limits::kPlayStreamPendingBytesMax;
 inline constexpr size_t kBufferedOutputsMax = limits::kPlayStreamBufferedOutputsMax;
 
-// What carries one stream's frames: the gRPC reactor, or an in-process wire. StreamHandle calls
-// WriteFrame with at most one frame outstanding (the wire answers with StreamHandle::WriteDone)
-// and End once (the wire answers with Done, after which the shard hears OnStreamGone).
+// What carries one stream's frames: the gRPC reactor (world_service.cc), or an in-process wire.
+// StreamHandle calls WriteFrame with at most one frame outstanding (the wire answers with
+// StreamHandle::WriteDone) and End once, with OK or why the stream was refused (the wire answers
+// with Done, after which the shard hears OnStreamGone).
 class PlayWire {
  public:
   virtual ~PlayWire() = default;
   virtual void WriteFrame(const telos::v1::ShardFrame* frame) = 0;
-  virtual void End(grpc::Status status) = 0;
+  virtual void End(Status status) = 0;
 };
 
 // How much one stream's pending frame may hold before output is shed.
@@ -72,7 +75,7 @@ class StreamHandle : public std::enable_shared_from_this<StreamHandle> {
   // Ends the stream with `status` (a refused Hello): nothing more is read or sent, and the
   // reactor finishes as soon as no write is in flight. Call from the reactor's read callback,
   // and without the shard's lock held (finishing may run the reactor's OnDone at once).
-  void Refuse(grpc::Status status);
+  void Refuse(Status status);
   // Whether Refuse() was called: the reactor must not start another read.
   bool refused() const;
 
@@ -98,33 +101,7 @@ class StreamHandle : public std::enable_shared_from_this<StreamHandle> {
   bool reads_ended_ = false;
   bool finished_ = false;
   bool refused_ = false;
-  grpc::Status finish_status_;  // what Finish reports: OK, or why the stream was refused
-};
-
-class PlayReactor final
-    : public grpc::ServerBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame>,
-      public PlayWire {
- public:
-  PlayReactor(WorldShard& shard, prometheus::Counter* dropped);
-  void OnReadDone(bool ok) override;
-  void OnWriteDone(bool ok) override;
-  void OnDone() override;
-  void WriteFrame(const telos::v1::ShardFrame* frame) override { StartWrite(frame); }
-  void End(grpc::Status status) override { Finish(std::move(status)); }
-
- private:
-  WorldShard& shard_;
-  std::shared_ptr<StreamHandle> handle_;
-  telos::v1::GateFrame in_;
-};
-
-// A Play stream refused before it started (its caller token is missing or wrong): it finishes
-// at once with the reason and reads nothing.
-class RefusedPlay final
-    : public grpc::ServerBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame> {
- public:
-  explicit RefusedPlay(grpc::Status status) { Finish(std::move(status)); }
-  void OnDone() override { delete this; }
+  Status finish_status_;  // what End reports: OK, or why the stream was refused
 };
 
 // The shard's end of an in-process Play stream (telos/rpc/in_process_play.h): the same
@@ -141,7 +118,7 @@ class InProcessPlayWire final : public PlayWire,
 
   // PlayWire
   void WriteFrame(const telos::v1::ShardFrame* frame) override;
-  void End(grpc::Status status) override;
+  void End(Status status) override;
   // rpc::PlayShardEnd
   void OnGateFrame(const telos::v1::GateFrame& frame) override;
   void OnGateGone() override;

@@ -8,6 +8,58 @@
 #include "telos/rpc/status_mapping.h"
 
 namespace telos::shard {
+namespace {
+
+// ------------------------------------------------------------------ the gRPC Play wire
+
+// One gate's Play stream over gRPC: the same StreamHandle as an in-process stream, its frames
+// written by gRPC and its end (a telos Status from the core) mapped onto gRPC's here.
+class PlayReactor final
+    : public grpc::ServerBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame>,
+      public PlayWire {
+ public:
+  PlayReactor(WorldShard& shard, prometheus::Counter* dropped)
+      : shard_(shard), handle_(std::make_shared<StreamHandle>(this, dropped)) {
+    StartRead(&in_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      handle_->ReadsEnded();
+      return;
+    }
+    shard_.OnFrame(handle_, in_);
+    in_.Clear();
+    if (handle_->refused()) return;  // finished (or finishing): no read may start after it
+    StartRead(&in_);
+  }
+  void OnWriteDone(bool ok) override { handle_->WriteDone(ok); }
+  void OnDone() override {
+    handle_->Done();
+    shard_.OnStreamGone(handle_);
+    delete this;
+  }
+
+  // PlayWire
+  void WriteFrame(const telos::v1::ShardFrame* frame) override { StartWrite(frame); }
+  void End(Status status) override { Finish(rpc::ToGrpc(status)); }
+
+ private:
+  WorldShard& shard_;
+  std::shared_ptr<StreamHandle> handle_;
+  telos::v1::GateFrame in_;
+};
+
+// A Play stream refused before it started (its caller token is missing or wrong): it finishes
+// at once with the reason and reads nothing.
+class RefusedPlay final
+    : public grpc::ServerBidiReactor<telos::v1::GateFrame, telos::v1::ShardFrame> {
+ public:
+  explicit RefusedPlay(grpc::Status status) { Finish(std::move(status)); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
 
 // ------------------------------------------------------------------ WorldService
 

@@ -7,6 +7,8 @@
 #include "telos/shard/pack_reload.h"
 #include "telos/world/character_state.h"
 
+#include "transport_free.h"  // last: nothing above may bring gRPC in
+
 namespace telos::shard {
 namespace asio = boost::asio;
 namespace {
@@ -227,14 +229,14 @@ std::shared_ptr<rpc::PlayShardEnd> WorldShard::OpenPlay(std::shared_ptr<rpc::Pla
 void WorldShard::OnHello(const std::shared_ptr<StreamHandle>& stream,
                          const telos::v1::Hello& hello) {
   const std::string gate_id = hello.gate_id().substr(0, directory::kIdBytesMax);
-  grpc::Status refusal;
+  Status refusal;
   {
     std::lock_guard lock(mu_);
     std::erase_if(streams_, [](const auto& weak) { return weak.expired(); });
     if (!stream->gate_id().empty()) {
-      refusal = {grpc::StatusCode::FAILED_PRECONDITION, "a stream says hello once"};
+      refusal = Status::FailedPrecondition("a stream says hello once");
     } else if (gate_id.empty()) {
-      refusal = {grpc::StatusCode::INVALID_ARGUMENT, "hello: the gate id is empty"};
+      refusal = Status::InvalidArgument("hello: the gate id is empty");
     } else {
       for (const auto& weak : streams_) {
         auto other = weak.lock();
@@ -242,8 +244,7 @@ void WorldShard::OnHello(const std::shared_ptr<StreamHandle>& stream,
           // Another stream of this gate id is live: this one may not take over its sessions
           // or the arrivals handed over for it. A gate that lost its stream retries until
           // this shard has seen the old one end (keepalives notice a dead one in seconds).
-          refusal = {grpc::StatusCode::ALREADY_EXISTS,
-                     "gate " + gate_id + " already has a live stream here"};
+          refusal = Status::AlreadyExists("gate " + gate_id + " already has a live stream here");
           break;
         }
       }
@@ -255,8 +256,7 @@ void WorldShard::OnHello(const std::shared_ptr<StreamHandle>& stream,
     }
   }
   if (!refusal.ok()) {
-    log_.Warn("security: gate hello refused",
-              {{"gate", gate_id}, {"reason", refusal.error_message()}});
+    log_.Warn("security: gate hello refused", {{"gate", gate_id}, {"reason", refusal.message()}});
     // Outside mu_: finishing the stream may run OnStreamGone at once.
     return stream->Refuse(std::move(refusal));
   }

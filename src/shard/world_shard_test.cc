@@ -716,9 +716,10 @@ class InProcessGate final : public rpc::PlayGateEnd {
     for (const auto& out : frame.outputs()) text_ += out.text();
     for (const auto& r : frame.removed()) removed_.push_back(r.session());
   }
-  void OnShardGone() override {
+  void OnShardGone(const Status& why) override {
     std::lock_guard lock(mu_);
     ++gone_;
+    why_ = why;
   }
   std::vector<telos::v1::Attached> attached() const {
     std::lock_guard lock(mu_);
@@ -736,6 +737,11 @@ class InProcessGate final : public rpc::PlayGateEnd {
     std::lock_guard lock(mu_);
     return gone_;
   }
+  // Why the shard ended the stream (meaningful once gone() > 0).
+  Status why() const {
+    std::lock_guard lock(mu_);
+    return why_;
+  }
 
  private:
   mutable std::mutex mu_;
@@ -743,6 +749,7 @@ class InProcessGate final : public rpc::PlayGateEnd {
   std::string text_;
   std::vector<uint64_t> removed_;
   int gone_ = 0;
+  Status why_;
 };
 
 // `telos serve` runs this shard with its gate in the same process: the very Play stream logic,
@@ -790,6 +797,41 @@ TEST_F(WorldShardTest, AGateInTheSameProcessPlaysOverAnInProcessStream) {
   shard->OnGateGone();
   ASSERT_TRUE(Eventually([&] { return gate->gone() == 1; }));
   EXPECT_TRUE(Eventually([&] { return a.shard->streams() == 0; }));
+}
+
+// The hello refusals of AHelloWithAGateIdLiveOnAnotherStreamIsRefused, on in-process streams:
+// the core ends a refused stream with a telos Status and the gate's end hears why, with no gRPC
+// type on the way (the in-process wire used to drop the reason).
+TEST_F(WorldShardTest, AnInProcessHelloRefusalTellsTheGateWhy) {
+  Node& a = StartNode({"a", {"lobby", "town"}});
+  const auto hello = [](const std::string& gate_id) {
+    telos::v1::GateFrame frame;
+    frame.mutable_hello()->set_gate_id(gate_id);
+    return frame;
+  };
+  auto first = std::make_shared<InProcessGate>();
+  std::shared_ptr<rpc::PlayShardEnd> first_end = a.shard->OpenPlay(first);
+  first_end->OnGateFrame(hello("serve"));
+  ASSERT_TRUE(Eventually([&] { return a.shard->streams() == 1; }));
+
+  const auto refused = [&](const std::vector<telos::v1::GateFrame>& frames) {
+    auto gate = std::make_shared<InProcessGate>();
+    std::shared_ptr<rpc::PlayShardEnd> end = a.shard->OpenPlay(gate);
+    for (const auto& frame : frames) end->OnGateFrame(frame);
+    EXPECT_TRUE(Eventually([&] { return gate->gone() == 1; }));
+    return gate->why();
+  };
+  const Status impostor = refused({hello("serve")});
+  EXPECT_EQ(impostor.code(), StatusCode::kAlreadyExists) << impostor.ToString();
+  EXPECT_THAT(impostor.message(), HasSubstr("already has a live stream"));
+  EXPECT_EQ(refused({hello("gate-3"), hello("gate-4")}).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refused({hello("")}).code(), StatusCode::kInvalidArgument);
+
+  // The first stream was told nothing and ends cleanly when its gate ends it.
+  EXPECT_EQ(first->gone(), 0);
+  first_end->OnGateGone();
+  ASSERT_TRUE(Eventually([&] { return first->gone() == 1; }));
+  EXPECT_TRUE(first->why().ok()) << first->why().ToString();
 }
 
 // ------------------------------------------------------------------ refused attaches

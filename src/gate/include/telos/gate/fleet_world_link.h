@@ -100,7 +100,8 @@ class FleetWorldLink final : public WorldLink {
   // be taken.
   void OnShardFrame(const std::shared_ptr<ShardStream>& stream, telos::v1::ShardFrame& frame)
       EXCLUDES(mu_);
-  void OnStreamDone(const std::shared_ptr<ShardStream>& stream) EXCLUDES(mu_);
+  // `why`: OK, or why the shard ended the stream (logged; the sessions are routed again).
+  void OnStreamDone(const std::shared_ptr<ShardStream>& stream, const Status& why) EXCLUDES(mu_);
 
  private:
   enum class State { kRouting, kAttaching, kAttached };

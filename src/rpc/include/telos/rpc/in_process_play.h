@@ -1,13 +1,14 @@
 // In-process Play streams: the gate <-> world link of DESIGN.md section 3 when the gate and the
 // world shard run in one process (`telos serve`). The frames are the very GateFrame and
 // ShardFrame messages of the gRPC World.Play stream (schema/proto/telos/v1/fleet.proto), handed
-// over in memory: no socket, no encoding. The shard and the gate run the same stream logic on
-// both transports; only these two ends differ.
+// over in memory: no socket, no encoding, and no gRPC type (a stream ends with a telos Status).
+// The shard and the gate run the same stream logic on both transports; only these ends differ.
 //
 // A stream has two ends. The gate opens one with InProcessPlay::OpenPlay, giving its own end
 // (PlayGateEnd) and receiving the shard's (PlayShardEnd). Each side calls the other's end:
 //   gate  -> shard : OnGateFrame (hello first, then attaches, input, detaches), OnGateGone once
-//   shard -> gate  : OnShardFrame (outputs, attached, redirects, removed), OnShardGone once
+//   shard -> gate  : OnShardFrame (outputs, attached, redirects, removed), OnShardGone once, with
+//                    why (OK, or the refusal a gRPC stream would have finished with)
 // A caller calls one end's methods one at a time and in order (a strand of its own), never
 // while holding a lock of its own, and never again after the Gone call. Neither end blocks.
 // After OnShardGone the gate's end drops the shard's (and the reverse), which breaks the
@@ -16,6 +17,7 @@
 
 #include <memory>
 
+#include "telos/base/status.h"
 #include "telos/v1/fleet.pb.h"
 
 namespace telos::rpc {
@@ -26,8 +28,9 @@ class PlayGateEnd {
   virtual ~PlayGateEnd() = default;
   // One frame from the shard. The gate may take its strings (the frame is not read again).
   virtual void OnShardFrame(telos::v1::ShardFrame& frame) = 0;
-  // The shard ended the stream (it refused the gate, or stopped): nothing more comes.
-  virtual void OnShardGone() = 0;
+  // The shard ended the stream: OK when it stopped or the gate ended it, else why it refused the
+  // gate (AlreadyExists: the gate id has a live stream there). Nothing more comes.
+  virtual void OnShardGone(const Status& why) = 0;
 };
 
 // The shard's end, called by the gate.

@@ -1,7 +1,9 @@
 // WorldShard: the fleet side of a `telos world` process (DESIGN.md sections 2 and 5), free of
-// any transport. It answers the calls of the World service (schema/proto/telos/v1/fleet.proto)
-// as plain calls; WorldService (world_service.h) is the thin gRPC adapter in front of them, and a
-// gate or a peer in the same process calls them directly:
+// any transport: it speaks telos Status and the fleet.proto messages, never a gRPC type (its
+// sources end with transport_free.h, which fails the build if gRPC creeps in). It answers the calls
+// of the World service (schema/proto/telos/v1/fleet.proto) as plain calls; WorldService
+// (world_service.h) is the thin gRPC adapter in front of them, and a gate or a peer in the same
+// process calls them directly:
 //   - Play: one bidirectional stream per gate. A gate attaches a session with the player's
 //     signed assertion (verified offline with the account service's public key; the character is
 //     then loaded, claimed — minting its owner_epoch from max(directory, row) — and admitted) or
@@ -9,9 +11,9 @@
 //     the character; output returns coalesced: everything produced while one write is in flight
 //     goes out in the next frame.
 //   Each gate has one live stream here: a Hello naming a gate id that another live stream
-//   already holds is refused (the stream ends ALREADY_EXISTS; the gate retries once the shard
-//   has seen its old stream end), so no stream can take over the sessions, or the handoff
-//   arrivals, of another gate's.
+//   already holds is refused (the stream ends AlreadyExists, a telos Status the gRPC adapter
+//   maps to ALREADY_EXISTS; the gate retries once the shard has seen its old stream end), so no
+//   stream can take over the sessions, or the handoff arrivals, of another gate's.
 //   - Handoff: a signed snapshot of a player walking in from another shard. The placement
 //     record moves with a strictly greater epoch (a stale or replayed snapshot is refused), the
 //     character is claimed and admitted at once, and waits (buffering output) for its gate to
