@@ -69,12 +69,14 @@ Result<CharacterClaim> LocalAccountDesk::ClaimCharacter(std::string_view ticket,
 
 Result<CharacterClaim> LocalAccountDesk::RenewAssertion(std::string_view ticket,
                                                         std::string_view assertion) {
+  // Every refusal here is of the session's own credentials (the assertion it presents, the
+  // ticket that claimed it): LoginExpired, whatever the wording.
   auto current = auth::VerifyAssertion(key_.verify_key(), std::string(assertion), clock_);
-  if (!current.ok()) return current.status();
+  if (!current.ok()) return Status::LoginExpired(current.status().message());
   auto account_id = tickets_.RedeemForSession(ticket, current->nonce);
   if (!account_id.ok()) return account_id.status();
   if (*account_id != current->account_id) {
-    return Status::PermissionDenied(std::string(kTicketRefusedMessage));
+    return Status::LoginExpired(std::string(kTicketRefusedMessage));
   }
   // The roles are read again, so the assertion the gate holds carries a grant or revoke made
   // since the login (a world takes roles from the assertion a character enters on).

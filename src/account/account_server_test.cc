@@ -358,9 +358,9 @@ TEST_F(AccountServerTest, AnExpiredTicketIsRefused) {
   ASSERT_TRUE(remote_->CreateCharacter(ada->ticket, "lovelace", "lobby", "atrium").ok());
   clock_.Advance(std::chrono::milliseconds(limits::kLoginTicketIdleMs));
   auto late = remote_->ClaimCharacter(ada->ticket, "lovelace", kGateId);
-  EXPECT_EQ(late.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(late.status().code(), StatusCode::kLoginExpired);
   EXPECT_EQ(late.status().message(), kTicketRefusedMessage);
-  EXPECT_EQ(remote_->Characters(ada->ticket).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(remote_->Characters(ada->ticket).status().code(), StatusCode::kLoginExpired);
   // Logging in again gives a ticket that works.
   auto again = remote_->Authenticate("ada", "difference engine", kAddress);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
@@ -399,10 +399,50 @@ TEST_F(AccountServerTest, RenewalKeepsTheSessionAndNeedsTheTicketThatClaimedIt) 
 
   // Another account's ticket, or no ticket, renews nothing; nor does a lapsed assertion.
   EXPECT_EQ(remote_->RenewAssertion(charles->ticket, current).status().code(),
-            StatusCode::kPermissionDenied);
-  EXPECT_EQ(remote_->RenewAssertion("", current).status().code(), StatusCode::kPermissionDenied);
+            StatusCode::kLoginExpired);
+  EXPECT_EQ(remote_->RenewAssertion("", current).status().code(), StatusCode::kLoginExpired);
   EXPECT_EQ(remote_->RenewAssertion(ada->ticket, claim->assertion).status().code(),
-            StatusCode::kPermissionDenied);
+            StatusCode::kLoginExpired);
+}
+
+// Issue 23: the gate stops renewing a session only when the session's own login is gone, and
+// tells that from a refusal of its caller token by the code alone (gate.cc
+// RefusedForTheSession). Over the real server and remote desk: every refusal of the ticket or
+// the assertion arrives as LoginExpired, whatever its words, and a caller-token refusal of the
+// very same call as PermissionDenied.
+TEST_F(AccountServerTest, ARenewalRefusedForTheSessionIsLoginExpiredAndOneForTheCallerIsNot) {
+  auto ada = remote_->CreateAccount("ada", "difference engine", kAddress);
+  ASSERT_TRUE(ada.ok());
+  ASSERT_TRUE(remote_->CreateCharacter(ada->ticket, "lovelace", "lobby", "atrium").ok());
+  auto claim = remote_->ClaimCharacter(ada->ticket, "lovelace", kGateId);
+  ASSERT_TRUE(claim.ok()) << claim.status().ToString();
+
+  for (const std::string token : {"wrong-token", ""}) {
+    const Status caller = MakeRemote(token)->RenewAssertion(ada->ticket, claim->assertion).status();
+    EXPECT_EQ(caller.code(), StatusCode::kPermissionDenied) << "token '" << token << "'";
+  }
+  // The refused callers changed nothing: the session still renews.
+  auto renewed = remote_->RenewAssertion(ada->ticket, claim->assertion);
+  ASSERT_TRUE(renewed.ok()) << renewed.status().ToString();
+
+  auto second_login = remote_->Authenticate("ada", "difference engine", kAddress);
+  ASSERT_TRUE(second_login.ok());
+  const Status no_ticket = remote_->RenewAssertion("", renewed->assertion).status();
+  EXPECT_EQ(no_ticket.code(), StatusCode::kLoginExpired) << no_ticket.ToString();
+  EXPECT_EQ(no_ticket.message(), kTicketRefusedMessage);
+  EXPECT_EQ(remote_->RenewAssertion(second_login->ticket, renewed->assertion).status().code(),
+            StatusCode::kLoginExpired);
+  const Status forged = remote_->RenewAssertion(ada->ticket, "not an assertion").status();
+  EXPECT_EQ(forged.code(), StatusCode::kLoginExpired) << forged.ToString();
+  clock_.Advance(std::chrono::milliseconds(kAssertionTtlMs + 1));
+  const Status lapsed = remote_->RenewAssertion(ada->ticket, renewed->assertion).status();
+  EXPECT_EQ(lapsed.code(), StatusCode::kLoginExpired) << lapsed.ToString();
+  // A ticket revoked by a password change, with an assertion that is still good.
+  auto fresh = remote_->ClaimCharacter(second_login->ticket, "lovelace", kGateId);
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  ASSERT_TRUE(remote_->ChangePassword("lovelace", "difference engine", "new password here").ok());
+  EXPECT_EQ(remote_->RenewAssertion(second_login->ticket, fresh->assertion).status().code(),
+            StatusCode::kLoginExpired);
 }
 
 TEST_F(AccountServerTest, ChangePasswordNeedsTheOldOne) {

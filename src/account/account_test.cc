@@ -596,11 +596,11 @@ TEST_F(LocalDeskTest, OnlyTheTicketOfTheAccountThatLoggedInClaims) {
        {std::string(), std::to_string(ada->id), std::string("not a ticket")}) {
     SCOPED_TRACE("ticket '" + ticket + "'");
     auto claim = desk_->ClaimCharacter(ticket, "lovelace", "gate-1");
-    EXPECT_EQ(claim.status().code(), StatusCode::kPermissionDenied);
+    EXPECT_EQ(claim.status().code(), StatusCode::kLoginExpired);
     EXPECT_EQ(claim.status().message(), kTicketRefusedMessage);
-    EXPECT_EQ(desk_->Characters(ticket).status().code(), StatusCode::kPermissionDenied);
+    EXPECT_EQ(desk_->Characters(ticket).status().code(), StatusCode::kLoginExpired);
     EXPECT_EQ(desk_->CreateCharacter(ticket, "usurper", "lobby", "atrium").code(),
-              StatusCode::kPermissionDenied);
+              StatusCode::kLoginExpired);
   }
   EXPECT_EQ(desk_->ClaimCharacter(charles->ticket, "lovelace", "gate-1").status().code(),
             StatusCode::kPermissionDenied);
@@ -630,7 +630,7 @@ TEST_F(LocalDeskTest, AnExpiredTicketIsRefusedAndUseKeepsOneAlive) {
   ASSERT_TRUE(desk_->Characters(login->ticket).ok());
   clock_.Advance(1ms);
   auto late = desk_->ClaimCharacter(ada->ticket, "lovelace", "gate-1");
-  EXPECT_EQ(late.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(late.status().code(), StatusCode::kLoginExpired);
   EXPECT_EQ(late.status().message(), kTicketRefusedMessage);
   EXPECT_TRUE(desk_->ClaimCharacter(login->ticket, "lovelace", "gate-1").ok());
 }
@@ -656,11 +656,11 @@ TEST_F(LocalDeskTest, RenewalKeepsNonceAccountCharacterAndGate) {
   EXPECT_EQ(next->account_id, ada->id);
   // A lapsed assertion is not renewed, and a ticket renews only the session it claimed.
   EXPECT_EQ(desk_->RenewAssertion(ada->ticket, claim->assertion).status().code(),
-            StatusCode::kPermissionDenied);
+            StatusCode::kLoginExpired);
   auto other_login = desk_->Authenticate("ada", "difference engine", kHome);
   ASSERT_TRUE(other_login.ok());
   EXPECT_EQ(desk_->RenewAssertion(other_login->ticket, renewed->assertion).status().code(),
-            StatusCode::kPermissionDenied);
+            StatusCode::kLoginExpired);
 }
 
 TEST_F(LocalDeskTest, TheAssertionCarriesTheAccountsRolesAndARenewalReadsThemAgain) {
@@ -697,10 +697,10 @@ TEST_F(LocalDeskTest, APasswordChangeRevokesTheAccountsTicketsAndStopsRenewal) {
   ASSERT_TRUE(other.ok());
   ASSERT_TRUE(desk_->ChangePassword("lovelace", "difference engine", "a new engine, at last").ok());
   EXPECT_EQ(desk_->RenewAssertion(ada->ticket, claim->assertion).status().code(),
-            StatusCode::kPermissionDenied);
-  EXPECT_EQ(desk_->Characters(ada->ticket).status().code(), StatusCode::kPermissionDenied);
+            StatusCode::kLoginExpired);
+  EXPECT_EQ(desk_->Characters(ada->ticket).status().code(), StatusCode::kLoginExpired);
   EXPECT_EQ(desk_->ClaimCharacter(ada->ticket, "lovelace", "gate-1").status().code(),
-            StatusCode::kPermissionDenied);
+            StatusCode::kLoginExpired);
   EXPECT_TRUE(desk_->Characters(other->ticket).ok());  // another account's login is untouched
   auto again = desk_->Authenticate("ada", "a new engine, at last", kHome);
   ASSERT_TRUE(again.ok()) << again.status().ToString();

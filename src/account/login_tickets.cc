@@ -6,7 +6,7 @@ namespace telos::account {
 namespace {
 
 Status Refused() {
-  return Status::PermissionDenied(std::string(kTicketRefusedMessage));
+  return Status::LoginExpired(std::string(kTicketRefusedMessage));
 }
 
 }  // namespace

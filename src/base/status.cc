@@ -17,6 +17,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kUnknownResult: return "unknown_result";
     case StatusCode::kCancelled: return "cancelled";
     case StatusCode::kInternal: return "internal";
+    case StatusCode::kLoginExpired: return "login_expired";
   }
   return "unknown_code";
 }

@@ -89,7 +89,7 @@ std::string CutUtf8(std::string_view text, size_t max) {
 
 std::optional<StatusCode> CodeNamed(std::string_view name) {
   for (int c = static_cast<int>(StatusCode::kInvalidArgument);
-       c <= static_cast<int>(StatusCode::kInternal); ++c) {
+       c <= static_cast<int>(kStatusCodeLast); ++c) {
     const auto code = static_cast<StatusCode>(c);
     if (StatusCodeName(code) == name) return code;
   }

@@ -17,11 +17,10 @@ namespace telos::gate {
 namespace {
 
 // Whether a RenewAssertion failure is about the session itself (its ticket or its assertion),
-// so that asking again cannot help, rather than about the gate or the way to the service.
+// so that asking again cannot help, rather than about the gate or the way to the service. By
+// code alone (the account service's LoginExpired), so no rewording of a message can move it.
 bool RefusedForTheSession(const Status& status) {
-  if (status.code() != StatusCode::kPermissionDenied) return false;
-  const std::string& message = status.message();
-  return message == account::kTicketRefusedMessage || message.rfind("assertion", 0) == 0;
+  return status.code() == StatusCode::kLoginExpired;
 }
 
 namespace asio = boost::asio;
@@ -453,10 +452,7 @@ void SessionCore::AskAccountName() {
 }
 
 bool SessionCore::LoginLapsed(const Status& status) {
-  if (status.code() != StatusCode::kPermissionDenied ||
-      status.message() != account::kTicketRefusedMessage) {
-    return false;
-  }
+  if (status.code() != StatusCode::kLoginExpired) return false;
   ticket_.clear();
   terminal_->SendText(status.message() + "\n");
   AskAccountName();

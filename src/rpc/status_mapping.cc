@@ -20,6 +20,9 @@ grpc::StatusCode GrpcCode(StatusCode code) {
     case StatusCode::kUnknownResult: return grpc::StatusCode::UNKNOWN;
     case StatusCode::kCancelled: return grpc::StatusCode::CANCELLED;
     case StatusCode::kInternal: return grpc::StatusCode::INTERNAL;
+    // gRPC has no code of its own for it; a peer that predates it reads the details as no code
+    // of its and sees PERMISSION_DENIED with the same message, as it always did.
+    case StatusCode::kLoginExpired: return grpc::StatusCode::PERMISSION_DENIED;
   }
   return grpc::StatusCode::INTERNAL;
 }
@@ -59,7 +62,7 @@ Status FromGrpc(const grpc::Status& status) {
   if (!details.empty() && details.size() <= 2 &&
       details.find_first_not_of("0123456789") == std::string::npos) {
     const int exact = std::stoi(details);
-    if (exact > 0 && exact <= static_cast<int>(StatusCode::kInternal)) {
+    if (exact > 0 && exact <= static_cast<int>(kStatusCodeLast)) {
       code = static_cast<StatusCode>(exact);
     }
   }

@@ -83,7 +83,7 @@ world::StaffOutcome DecodeStaffOutcome(std::string_view data) {
   world::StaffOutcome out;
   const int64_t code = IntField(body, "code");
   const std::string text = Field(body, "text");
-  if (body.empty() || code < 0 || code > static_cast<int64_t>(StatusCode::kInternal)) {
+  if (body.empty() || code < 0 || code > static_cast<int64_t>(kStatusCodeLast)) {
     out.status = Status::Internal("unreadable staff reply");
     return out;
   }

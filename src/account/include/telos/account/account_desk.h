@@ -61,8 +61,8 @@ class AccountDesk {
                                            std::string_view address) = 0;
   virtual Result<AccountRef> Authenticate(std::string_view name, std::string_view password,
                                           std::string_view address) = 0;
-  // The next three act for the account of `ticket`: PermissionDenied (kTicketRefusedMessage)
-  // when it is unknown or expired.
+  // The next three act for the account of `ticket`: LoginExpired (kTicketRefusedMessage) when
+  // it is unknown or expired (the player must log in again).
   virtual Result<std::vector<CharacterSummary>> Characters(std::string_view ticket) = 0;
   // A new character standing in room `room_id` of `zone_id`; the account service makes its
   // first state (AccountService::CreateCharacter).
@@ -74,7 +74,9 @@ class AccountDesk {
   virtual Result<CharacterClaim> ClaimCharacter(std::string_view ticket, std::string_view name,
                                                 std::string_view gate_id) = 0;
   // The session's assertion again with a new expiry. `assertion` must still be valid and be the
-  // one `ticket` claimed last (PermissionDenied otherwise).
+  // one `ticket` claimed last: LoginExpired otherwise, so that a caller tells "this session's
+  // login is gone, stop asking" from a refusal of its own caller token (PermissionDenied, worth
+  // asking again) by the code alone.
   virtual Result<CharacterClaim> RenewAssertion(std::string_view ticket,
                                                 std::string_view assertion) = 0;
   virtual Status ChangePassword(std::string_view character_name, std::string_view old_password,

@@ -35,7 +35,8 @@
 
 namespace telos::account {
 
-// The message of every refusal: the gate shows it to the player and asks them to log in again.
+// The message of every refusal (whose code, LoginExpired, is what callers act on): the gate
+// shows it to the player and asks them to log in again.
 inline constexpr std::string_view kTicketRefusedMessage =
     "Your login has expired; please log in again.";
 
@@ -48,12 +49,12 @@ class LoginTickets {
 
   // A fresh ticket for `account_id`.
   std::string Issue(int64_t account_id);
-  // The ticket's account, and the ticket's life starts again. PermissionDenied
+  // The ticket's account, and the ticket's life starts again. LoginExpired
   // (kTicketRefusedMessage) for an unknown, expired or forgotten ticket.
   Result<int64_t> Redeem(std::string_view ticket);
   // Remembers that the ticket claimed the session `nonce` (a later claim replaces it).
   void BindSession(std::string_view ticket, std::string nonce);
-  // As Redeem, but only for the session the ticket claimed last: PermissionDenied otherwise.
+  // As Redeem, but only for the session the ticket claimed last: LoginExpired otherwise.
   Result<int64_t> RedeemForSession(std::string_view ticket, std::string_view nonce);
 
   // Forgets every ticket of the account (its password changed): their sessions can renew no

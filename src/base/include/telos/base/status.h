@@ -30,7 +30,17 @@ enum class StatusCode {
   kUnknownResult,       // the operation may have been applied: fence before retrying
   kCancelled,           // the component is stopping
   kInternal,            // a broken invariant seen at a boundary
+  // A user's own login no longer holds: the credentials a session presents (its login ticket,
+  // the assertion it renews) are unknown, expired, forgotten by a restart, revoked by a password
+  // change, not this session's, or forged. The same ones will never pass: the user must log in
+  // again. Distinct from kPermissionDenied, which is also a refused *caller* (a service's
+  // token, which a token roll may fix): a caller acts on this code, never on the message.
+  // Appended, not inserted: codes travel as numbers (rpc/status_mapping.h, bus messages).
+  kLoginExpired,
 };
+
+// The highest code: loops and decoders that range over every code stop here.
+inline constexpr StatusCode kStatusCodeLast = StatusCode::kLoginExpired;
 
 // Stable lower-case name of a code, e.g. "unavailable"; used in logs and JSON.
 std::string_view StatusCodeName(StatusCode code);
@@ -63,6 +73,7 @@ class [[nodiscard]] Status {
   static Status UnknownResult(std::string m) { return {StatusCode::kUnknownResult, std::move(m)}; }
   static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status LoginExpired(std::string m) { return {StatusCode::kLoginExpired, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -1,6 +1,6 @@
 // Carrying telos::Status across gRPC: the telos code rides in the gRPC code (a fixed mapping)
 // and, exactly, in the error details string, so a round trip keeps codes gRPC has no name for
-// (Conflict, UnknownResult).
+// (Conflict, UnknownResult, LoginExpired).
 #pragma once
 
 #include <grpcpp/support/status.h>
