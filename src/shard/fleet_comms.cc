@@ -49,7 +49,13 @@ FleetComms::FleetComms(FleetCommsOptions options, bus::Bus& bus, directory::Dire
       mail_pings_(metrics.Counter("comms_mail_pings_total",
                                   "Mail pings published for connected recipients")),
       announcements_(metrics.Counter("comms_announcements_total",
-                                     "Announcements received from other shards or the director")) {}
+                                     "Announcements received from other shards or the director")),
+      party_sent_(metrics.Counter("comms_party_messages_total",
+                                  "Party messages sent to players on other shards",
+                                  {{"outcome", "delivered"}})),
+      party_refused_(metrics.Counter("comms_party_messages_total",
+                                     "Party messages sent to players on other shards",
+                                     {{"outcome", "refused"}})) {}
 
 FleetComms::~FleetComms() {
   Stop();
@@ -206,7 +212,7 @@ void FleetComms::Tell(const std::string& from, const std::string& to, const std:
                  }
                  tells_refused_.Increment();
                  switch (reply.status().code()) {
-                   case StatusCode::kNotFound: AnswerUnreachable(to, answer); return;
+                   case StatusCode::kNotFound: AnswerUnreachable(to, answer, true); return;
                    case StatusCode::kUnavailable: answer(kBusDown); return;
                    default: answer(to + " cannot hear you right now."); return;
                  }
@@ -243,16 +249,51 @@ void FleetComms::Staff(const world::StaffOrder& order,
                }));
 }
 
+void FleetComms::Party(const std::string& to, const std::string& message,
+                       std::function<void(std::string)> failed) {
+  if (!bus_.connected()) {
+    party_refused_.Increment();
+    failed(to + " cannot be reached right now (the message bus is down).");
+    return;
+  }
+  json::object request{{"kind", "party"}, {"from", ""}, {"text", Text(message)}};
+  bus_.Request(PlayerSubject(to), json::serialize(request),
+               std::chrono::milliseconds(options_.tell_timeout_ms),
+               in_flight_->Wrap([this, to, failed](Result<std::string> reply) {
+                 if (reply.ok()) {
+                   const TellReply body = DecodeTellReply(*reply);
+                   if (body.delivered) {
+                     party_sent_.Increment();
+                   } else {
+                     party_refused_.Increment();
+                     failed((body.name.empty() ? to : body.name) + " cannot be reached right now.");
+                   }
+                   return;
+                 }
+                 party_refused_.Increment();
+                 switch (reply.status().code()) {
+                   case StatusCode::kNotFound: AnswerUnreachable(to, failed, false); return;
+                   case StatusCode::kUnavailable:
+                     failed(to + " cannot be reached right now (the message bus is down).");
+                     return;
+                   default: failed(to + " cannot be reached right now."); return;
+                 }
+               }));
+}
+
 void FleetComms::AnswerUnreachable(const std::string& to,
-                                   const std::function<void(std::string)>& answer) {
-  blocking_(in_flight_->Wrap([this, to, answer] {
+                                   const std::function<void(std::string)>& answer,
+                                   bool suggest_mail) {
+  blocking_(in_flight_->Wrap([this, to, answer, suggest_mail] {
     auto placement = directory_.LookupPlacement(world::NameKey(to));
     if (!placement.ok()) {
       answer("Nobody called '" + to + "' can be reached right now.");
     } else if (!placement->has_value()) {
       answer("There is no player called '" + to + "'.");
-    } else {
+    } else if (suggest_mail) {
       answer(to + " is not online. ('mail send " + to + " <message>' reaches them later.)");
+    } else {
+      answer(to + " is not online.");
     }
   }));
 }
@@ -304,6 +345,12 @@ void FleetComms::OnPlayerMessage(const std::string& name_key, const bus::Message
       outcome.text = name_key + " cannot be reached right now; try again.";
       (void)bus_.Reply(request, EncodeStaffOutcome(outcome));
     }
+  } else if (body.kind == PlayerMessage::Kind::kParty) {
+    // Delivered while they are hosted here, link-dead or not: a party message changes their
+    // copy of the party, which must not wait for their gate.
+    Status s = host_.DeliverParty(name_key, world::DecodePartyMessage(body.text));
+    json::object reply{{"outcome", s.ok() ? "delivered" : "unavailable"}, {"name", ""}};
+    if (!message.reply_to.empty()) (void)bus_.Reply(message, json::serialize(reply));
   } else if (body.kind == PlayerMessage::Kind::kMail) {
     bool connected = false;
     {

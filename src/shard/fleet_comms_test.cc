@@ -455,6 +455,49 @@ TEST_F(FleetCommsTest, TellNobodyAnswersInTimeCannotBeHeard) {
       << alice->Text();
 }
 
+// ---------------------------------------------------------------- parties
+
+TEST_F(FleetCommsTest, APartyFormsAcrossShardsAndItsChatReachesEveryMember) {
+  MakeShards();
+  auto alice = a_->Login("Alice", "gate-1");
+  auto bob = b_->Login("Bob", "gate-2");
+  auto carol = b_->Login("Carol", "gate-2");
+  a_->Say("Alice", "group invite bob");
+  ASSERT_TRUE(Until([&] { return bob->Has("Alice invites you to join their party"); }))
+      << bob->Text();
+  b_->Say("Bob", "group accept");
+  ASSERT_TRUE(Until([&] {
+    return bob->Has("You join Alice's party.") && alice->Has("Bob joins your party.");
+  })) << "alice: "
+      << alice->Text() << "\nbob: " << bob->Text();
+
+  a_->Say("Alice", "gtell to the docks");
+  ASSERT_TRUE(Until([&] { return bob->Has("[party] Alice: to the docks"); })) << bob->Text();
+  b_->Say("Bob", "gtell on my way");
+  ASSERT_TRUE(Until([&] { return alice->Has("[party] Bob: on my way"); })) << alice->Text();
+  EXPECT_THAT(carol->Text(), Not(HasSubstr("to the docks")));
+  EXPECT_THAT(a_->MetricsText(),
+              HasSubstr("telos_comms_party_messages_total{outcome=\"delivered\"}"));
+
+  // Leaving from the far shard reaches the leader.
+  b_->Say("Bob", "group leave");
+  ASSERT_TRUE(Until([&] { return alice->Has("Bob leaves your party."); })) << alice->Text();
+}
+
+TEST_F(FleetCommsTest, APartyInviteToSomeoneNobodyHostsSaysWhyAndFoundsNoParty) {
+  MakeShards();
+  auto alice = a_->Login("Alice", "gate-1");
+  a_->Say("Alice", "group invite carol");
+  ASSERT_TRUE(Until([&] { return alice->Has("There is no player called 'carol'."); }))
+      << alice->Text();
+  ASSERT_TRUE(env_.directory.RegisterPlacement("dave", {"lobby", 1, "", "shard-b"}).ok());
+  ASSERT_TRUE(env_.directory.TombstonePlacement("dave", "shard-b", 1, "", "lobby").ok());
+  a_->Say("Alice", "group invite dave");
+  ASSERT_TRUE(Until([&] { return alice->Has("dave is not online."); })) << alice->Text();
+  a_->Say("Alice", "group");
+  ASSERT_TRUE(Until([&] { return alice->Has("You are not in a party."); })) << alice->Text();
+}
+
 // ---------------------------------------------------------------- channels
 
 TEST_F(FleetCommsTest, ChannelLinesCrossShardsAndEachIsHeardOnce) {

@@ -119,6 +119,9 @@ PlayerMessage DecodePlayerMessage(std::string_view data) {
     out.staff.room = RefField(body, "room");
     out.staff.mute_until_unix_ms = IntField(body, "until");
     out.staff.reason = Field(body, "reason");
+  } else if (kind == "party") {
+    out.kind = PlayerMessage::Kind::kParty;
+    out.text = Field(body, "text");
   } else {
     return out;
   }

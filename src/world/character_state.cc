@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include "party_json.h"
 #include "telos/base/limits.h"
 
 namespace telos::world {
@@ -163,6 +164,9 @@ std::string EncodeCharacter(const CharacterState& s) {
   }
   // Only when set: a row that was never muted keeps the layout every older build reads.
   if (s.muted_until_unix_ms != 0) out["muted_until_unix_ms"] = s.muted_until_unix_ms;
+  if (!s.party.empty()) out["party"] = PartyToJson(s.party);
+  if (!s.party_invite.party_id.empty()) out["party_invite"] = InviteToJson(s.party_invite);
+  if (!s.following.empty()) out["following"] = s.following;
   return json::serialize(out);
 }
 
@@ -325,6 +329,18 @@ Result<CharacterState> DecodeCharacter(std::string_view text) {
       }
       s.cooldowns[std::string(id)] = v.as_int64();
     }
+  }
+  if (const json::value* party = obj.if_contains("party")) {
+    if (!PartyFromJson(*party, &s.party)) return Status::InvalidArgument("character state: party");
+  }
+  if (const json::value* invite = obj.if_contains("party_invite")) {
+    if (!InviteFromJson(*invite, &s.party_invite)) {
+      return Status::InvalidArgument("character state: party_invite");
+    }
+  }
+  if (!r.String(obj, "following", &s.following, false)) return fail();
+  if (s.following.size() > limits::kCharacterNameBytesMax) {
+    return Status::InvalidArgument("character state: following");
   }
   // Version 1 predates races and classes: race and class stay empty and may_choose false, so
   // the zone assigns the pack's defaults on admission without asking an established player.

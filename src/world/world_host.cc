@@ -187,17 +187,87 @@ Status WorldHost::AdmitLocked(PlayerTransfer transfer) {
 
 Status WorldHost::Login(CharacterState state, std::shared_ptr<PlayerSink> sink) {
   std::string key = NameKey(state.name);
+  PartyState party;
+  std::string party_name;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (roster_.count(key) != 0) return Status::AlreadyExists(state.name + " is already online");
     if (zones_.size() >= 1 && roster_.size() >= limits::kPlayersPerZoneMax * zones_.size()) {
       return Status::ResourceExhausted("world is full");
     }
+    // A leader's roster goes out again at login (ReconcileParty) as a newer version.
+    if (!state.party.empty() && NameKey(state.party.leader) == key) ++state.party.version;
+    party = state.party;
+    party_name = state.name;
     Status admitted = AdmitLocked(PlayerTransfer{std::move(state), std::move(sink), {}, {}});
     if (!admitted.ok()) return admitted;
   }
+  if (!party.empty()) {
+    CharacterState who;
+    who.name = std::move(party_name);
+    who.party = std::move(party);
+    ReconcileParty(who);  // sends through the router, which takes the roster lock itself
+  }
   AnnounceUnreadMail(key);  // a mail port may answer inline: not under the roster lock
   return Status::Ok();
+}
+
+void WorldHost::ReconcileParty(const CharacterState& state) {
+  const PartyState& party = state.party;
+  if (NameKey(party.leader) != NameKey(state.name)) {
+    // A member: the leader says whether they are still in it (kRoster or kGone), or nobody
+    // answers and their copy is dropped (kUnreachable for kHello).
+    SendParty(
+        party.leader,
+        PartyMessage{.op = PartyMessage::Op::kHello, .party_id = party.id, .from = state.name});
+    return;
+  }
+  // The leader: the roster again, newer than any copy; a member who left meanwhile answers it
+  // with a leave.
+  for (const std::string& member : party.members) {
+    if (NameKey(member) == NameKey(state.name)) continue;
+    SendParty(member, PartyMessage{.op = PartyMessage::Op::kRoster,
+                                   .party_id = party.id,
+                                   .from = state.name,
+                                   .text = state.name + " is back.",
+                                   .roster = party});
+  }
+}
+
+void WorldHost::SendParty(const std::string& to, PartyMessage message) {
+  const std::string from_key = NameKey(message.from);
+  const PartyMessage::Op op = message.op;
+  const std::string party_id = message.party_id;
+  auto unreachable = [this, from_key, to, op, party_id](std::string why) {
+    (void)DeliverParty(from_key, PartyMessage{.op = PartyMessage::Op::kUnreachable,
+                                              .party_id = party_id,
+                                              .from = to,
+                                              .text = std::move(why),
+                                              .failed = op});
+  };
+  const std::string to_key = NameKey(to);
+  std::string encoded = comms_ != nullptr ? EncodePartyMessage(message) : std::string();
+  const Status delivered = DeliverParty(to_key, std::move(message));
+  if (delivered.ok()) return;
+  if (delivered.code() != StatusCode::kNotFound) {
+    unreachable(to + " cannot be reached right now.");
+  } else if (comms_ != nullptr) {
+    // Not here: perhaps on another shard; a failure finds the sender wherever they are then.
+    comms_->Party(to, encoded, std::move(unreachable));
+  } else {
+    unreachable("Nobody called '" + to + "' is online.");
+  }
+}
+
+Status WorldHost::DeliverParty(const std::string& to_key, PartyMessage message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto target = roster_.find(to_key);
+  if (target == roster_.end()) return Status::NotFound("not online here");
+  HeldOp op{.kind = HeldOp::Kind::kParty, .party = message};
+  if (Status held; HoldDuringReloadLocked(to_key, op, &held)) return held;
+  auto zone = zones_.find(target->second.zone);
+  if (zone == zones_.end()) return Status::Unavailable("in transit");
+  return zone->second->DeliverParty(to_key, std::move(message));
 }
 
 void WorldHost::AnnounceUnreadMail(const std::string& name_key) {
@@ -669,6 +739,9 @@ void WorldHost::ReadmitAfterReload(const std::string& zone_id, const std::shared
             break;
           case HeldOp::Kind::kNotice:
             if (target) applied = target->DeliverNotice(key, op.text);
+            break;
+          case HeldOp::Kind::kParty:
+            if (target) applied = target->DeliverParty(key, std::move(op.party));
             break;
           case HeldOp::Kind::kFreeze:
             if (target) applied = target->Freeze(key, op.freeze_done);

@@ -62,6 +62,15 @@ class RecordingComms final : public RemoteComms {
     channels.push_back({channel, from, text});
     return channel_sent;
   }
+  void Party(const std::string& to, const std::string& message,
+             std::function<void(std::string)> failed) override {
+    parties.push_back({to, message, std::move(failed)});
+  }
+  struct PartyCall {
+    std::string to, message;
+    std::function<void(std::string)> failed;
+  };
+  std::vector<PartyCall> parties;
 
   std::vector<TellCall> tells;
   std::vector<ChannelCall> channels;

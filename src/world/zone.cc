@@ -253,6 +253,12 @@ Status Zone::DeliverAnnouncement(std::string text) {
   return Enqueue([text = std::move(text)](ZoneCore& core) { core.Announce(text); });
 }
 
+Status Zone::DeliverParty(std::string to_key, PartyMessage message) {
+  return Enqueue([to_key = std::move(to_key), message = std::move(message)](ZoneCore& core) {
+    core.DeliverParty(to_key, message);
+  });
+}
+
 Status Zone::Inspect(std::function<void(const ZoneCore&)> probe) {
   return Enqueue([probe = std::move(probe)](ZoneCore& core) { probe(core); });
 }

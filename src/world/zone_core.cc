@@ -192,6 +192,7 @@ ZoneCore::ZoneCore(std::shared_ptr<const Pack> pack, const ZoneDef& zone, uint64
   RegisterSkillCommands(registry_);
   RegisterQuestCommands(registry_);
   RegisterStaffCommands(registry_);
+  RegisterPartyCommands(registry_);
   BuildRooms();
   save_interval_heartbeats_ =
       std::max<int64_t>(1, deps_.save_interval_ms / limits::kZoneHeartbeatMs);
@@ -475,6 +476,9 @@ void ZoneCore::Admit(PlayerTransfer transfer) {
   a.muted_until_unix_ms = s.muted_until_unix_ms;
   a.sink = std::move(transfer.sink);
   a.reply_to = std::move(transfer.reply_to);
+  a.party = s.party;
+  a.party_invite = s.party_invite;
+  a.following = s.following;
   a.next_save_heartbeat = heartbeats_ + save_interval_heartbeats_;
   SendEvent(a, "Char.Name", json::serialize(PlayerJson(a)));
   actor_by_id_[a.id] = &a;
@@ -540,6 +544,9 @@ CharacterState ZoneCore::Snapshot(const Actor& a) const {
   }
   s.roles = a.roles;
   s.muted_until_unix_ms = a.muted_until_unix_ms;
+  s.party = a.party;
+  if (a.party_invite.expires_ms > now) s.party_invite = a.party_invite;
+  s.following = a.following;
   return s;
 }
 
@@ -586,6 +593,7 @@ std::vector<PlayerTransfer> ZoneCore::FreezeAll() {
 }
 
 void ZoneCore::QuitPlayer(Actor& player) {
+  LeavePartyOnQuit(player);
   Send(player, "Farewell. Your progress has been saved.");
   Save(player, SaveReason::kQuit);
   int room_index = player.room;

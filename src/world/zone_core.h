@@ -114,6 +114,12 @@ struct Actor {
   Roles roles = kRolePlayer;        // CharacterState::roles: what the staff commands check
   int64_t muted_until_unix_ms = 0;  // CharacterState::muted_until_unix_ms
   std::string reply_to;
+  // Parties (party.h): this member's copy of the party, an invitation not yet answered, and
+  // the display name of the member this player follows (empty: nobody). All three travel in
+  // CharacterState.
+  PartyState party;
+  PartyInvite party_invite;
+  std::string following;
   // Set while the player's next line answers a question (the password command's prompts)
   // rather than being a command: Command() hands the line here whole and unread, so it is
   // never dispatched, expanded as an alias, shown to anyone or logged. A secret held between
@@ -192,6 +198,8 @@ class ZoneCore final : public ScriptHost {
   void Notice(const std::string& to_key, const std::string& text);
   // An announcement for every player here (WorldHost::Announce), with a Comm.Announce event.
   void Announce(const std::string& text);
+  // A party message for a player here (party_commands.cc); ignored when they are not here.
+  void DeliverParty(const std::string& to_key, const PartyMessage& message);
   // Flushes collected output to sinks and frees the graveyard. Called after each batch.
   void Flush();
   // Flushes the players who acted in this batch (their command's reply, the room they
@@ -337,6 +345,17 @@ class ZoneCore final : public ScriptHost {
   // True (and tells them so) when `actor` is muted now: speech commands call it first.
   bool RefuseMuted(Actor& actor);
   int64_t WallUnixMs() const;
+  // Parties (party_commands.cc).
+  // Sends `message` (op, party id and text set by the caller) from `sender` to `to`.
+  void SendParty(Actor& sender, const std::string& to, PartyMessage message);
+  // The leader's roster changed: bumps the version and sends it to every other member, with
+  // `what` (one sentence) for them to read.
+  void BroadcastRoster(Actor& leader, const std::string& what);
+  // The player leaves their party as they quit (a leader hands it on).
+  void LeavePartyOnQuit(Actor& player);
+  // Walks `actor` out through `dir`, then each player in the room they left who follows them
+  // (and, in turn, who follows those), at most limits::kPartyMembersMax deep.
+  void WalkWithFollowers(Actor& actor, std::string_view dir);
 
   // Scripting entry points (scripting.cc).
   void RunRoomHook(int room, const char* hook, Actor& actor);

@@ -10,7 +10,8 @@ void Go(CommandContext& c, std::string_view dir) {
     c.zone.Send(c.actor, "Go where?");
     return;
   }
-  if (!c.zone.Walk(c.actor, Lower(dir))) c.zone.Send(c.actor, "You cannot go that way.");
+  // Party members following the walker go the same way after them.
+  c.zone.WalkWithFollowers(c.actor, Lower(dir));
 }
 
 }  // namespace

@@ -416,6 +416,22 @@ inline constexpr size_t kStaffReasonBytesMax = 200;
 inline constexpr size_t kAuditDetailBytesMax = 512;
 // Rows `telos ctl audit` prints at most per call (newest first).
 inline constexpr size_t kAuditListMax = 1000;
+// --- Social layer: parties, guilds, friends, locale (src/world party, src/store guilds;
+// issue 26 item 1)
+// Members of one party, the leader included: a party's chat costs one message per member, and
+// a party is a group that walks and fights together, not a guild.
+inline constexpr size_t kPartyMembersMax = 6;
+// Invitations the leader may have outstanding at once (each one is a member to be).
+inline constexpr size_t kPartyInvitesMax = kPartyMembersMax;
+// How long an invitation can be accepted: the invitee is asked now, not next week.
+inline constexpr int64_t kPartyInviteTtlMs = 120'000;
+// Members of one guild, founder included.
+inline constexpr size_t kGuildMembersMax = 500;
+// A guild's name, in bytes (letters, digits, spaces, apostrophes and hyphens).
+inline constexpr size_t kGuildNameBytesMin = 3;
+inline constexpr size_t kGuildNameBytesMax = 32;
+// Players one character may keep on its friends list.
+inline constexpr size_t kFriendsMax = 100;
 
 // --- Arcade (src/arcade; issue 27): the chip ledger, group commit, provable fairness, rounds.
 // An idempotency key is chosen by the client ("bet:<player>:<uuid>"); longer keys are refused

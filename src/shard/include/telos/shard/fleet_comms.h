@@ -1,6 +1,8 @@
 // FleetComms: tells, channels and mail pings between the shards of a fleet, over the bus (NATS
 // core: at-most-once, which is what a chat line wants), and the presence roster they consult.
 //
+// Party messages (world/party.h) travel like tells: a request on the recipient's subject.
+//
 // Subjects (DESIGN.md invariant 7: presence never routes):
 //   <prefix>.player.<token>   one per resident player, subscribed by the shard hosting them;
 //                             <token> is bus::SubjectToken(name key) — always derived from the
@@ -86,6 +88,10 @@ class FleetComms final : public world::RemoteComms, public world::RemoteBroadcas
   // world they play on (WorldHost::ApplyStaff) and answered with the outcome.
   void Staff(const world::StaffOrder& order,
              std::function<void(world::StaffOutcome)> done) override;
+  // A party message is a request on the recipient's subject, as a tell is, and fails the
+  // same ways ("no responders": the placement record says whether they exist).
+  void Party(const std::string& to, const std::string& message,
+             std::function<void(std::string)> failed) override;
 
   // ---- world::RemoteBroadcasts
   bool Broadcast(const std::string& zone, const std::string& text) override;
@@ -104,7 +110,9 @@ class FleetComms final : public world::RemoteComms, public world::RemoteBroadcas
   void OnChannelMessage(const bus::Message& message);
   void OnAnnouncement(const bus::Message& message);
   // After "no responders": what the placement record says about `to`.
-  void AnswerUnreachable(const std::string& to, const std::function<void(std::string)>& answer);
+  // `suggest_mail`: a tell's answer points at mail; a party message's does not.
+  void AnswerUnreachable(const std::string& to, const std::function<void(std::string)>& answer,
+                         bool suggest_mail);
   void WritePresence(const std::string& name_key, const std::string& gate);
   void ClearPresence(const std::string& name_key, const std::string& gate);
   void SchedulePresenceRefresh();
@@ -121,6 +129,8 @@ class FleetComms final : public world::RemoteComms, public world::RemoteBroadcas
   prometheus::Counter& channel_lines_;
   prometheus::Counter& mail_pings_;
   prometheus::Counter& announcements_;
+  prometheus::Counter& party_sent_;
+  prometheus::Counter& party_refused_;
   // Stop() waits for the blocking tasks, timers and bus replies in flight; later ones do nothing.
   std::shared_ptr<InFlightGate> in_flight_ = InFlightGate::Make();
 

@@ -5,7 +5,9 @@
 // that is missing or not a string, reads as empty (and an unknown "kind" as kUnknown), which the
 // comms then treat as nothing to do. The layouts, as FleetComms writes them:
 //   <prefix>.player.<token>  {"kind":"tell","from":F,"text":T} | {"kind":"mail","from":F}
-//   its reply to a tell      {"outcome":"delivered"|"unavailable","name":N}
+//                            | {"kind":"party","from":F,"text":M}  (M: world::EncodePartyMessage)
+//   its reply to a tell      {"outcome":"delivered"|"unavailable","name":N}  (a party message's
+//                            reply is the same)
 //   <prefix>.chan.<token>    {"origin":SHARD,"channel":C,"from":F,"text":T}
 //   <prefix>.reload.<shard>  {"op":"check"|"apply","hash":H}          (pack_reload.h)
 //   its reply                {"ok":B,"shard":S,"running":H,"error":E,"problems":[..],
@@ -28,10 +30,10 @@
 namespace telos::shard {
 
 struct PlayerMessage {
-  enum class Kind { kUnknown, kTell, kMail, kStaff };
+  enum class Kind { kUnknown, kTell, kMail, kStaff, kParty };
   Kind kind = Kind::kUnknown;
   std::string from;
-  std::string text;         // kTell only
+  std::string text;         // kTell: the line; kParty: the party message
   world::StaffOrder staff;  // kStaff only; an unknown order kind reads as kUnknown
 };
 PlayerMessage DecodePlayerMessage(std::string_view data);

@@ -20,6 +20,7 @@
 #include "telos/base/status.h"
 #include "telos/world/content.h"
 #include "telos/world/names.h"  // NameKey, for every caller that has always found it here
+#include "telos/world/party.h"
 
 namespace telos::world {
 
@@ -92,6 +93,11 @@ struct CharacterState {
   // Never encoded: a saved row or a snapshot's JSON must not be able to make anyone staff, so
   // whoever builds a state from JSON sets this from a verified assertion (or leaves a player).
   Roles roles = kRolePlayer;
+  // This member's copy of their party, and an invitation not yet answered (party.h says why
+  // they travel with the character). Optional in any version: absent, not in a party.
+  PartyState party;
+  PartyInvite party_invite;  // empty party_id: none
+  std::string following;     // the member they follow, by display name; empty: nobody
 
   bool operator==(const CharacterState&) const = default;
 };

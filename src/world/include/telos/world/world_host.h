@@ -68,6 +68,11 @@ class RemoteComms {
   virtual void Staff(const StaffOrder& order, std::function<void(StaffOutcome)> done) {
     done({Status::NotFound("no fleet"), "Nobody called '" + order.target + "' is online.", {}, {}});
   }
+  // A party message (EncodePartyMessage text) for `to`, who is not in this host. `failed` runs
+  // once, on any thread, only when it could not be delivered, with why in one line ("There is
+  // no player called 'Bob'.", "Bob is not online.").
+  virtual void Party(const std::string& to, const std::string& message,
+                     std::function<void(std::string)> failed) = 0;
 };
 
 // How a host that is one shard of a fleet sends announcements to the other shards' players
@@ -188,6 +193,9 @@ class WorldHost final : private ZoneRouter {
   void DeliverAnnouncement(const std::string& zone, const std::string& text);
   // One line for a player here (a mail ping, the answer to their tell). NotFound when not here.
   Status Notify(const std::string& name_key, const std::string& text);
+  // A party message for a player here. NotFound when they are not here, Unavailable while
+  // they are between zones.
+  Status DeliverParty(const std::string& to_key, PartyMessage message);
 
   // Everyone online, sorted by name (also the router's answer to `who`).
   std::vector<WhoEntry> Who() const override;
@@ -216,6 +224,7 @@ class WorldHost final : private ZoneRouter {
   void Tell(const std::string& from, const std::string& to, const std::string& text) override;
   void Channel(const std::string& channel, const std::string& from,
                const std::string& text) override;
+  void SendParty(const std::string& to, PartyMessage message) override;
   bool IsRunning(const std::string& zone_id) const override;
   void Forward(const std::string& name_key, std::string line, int hops) override;
   void Departed(const std::string& name_key) override;
@@ -232,10 +241,11 @@ class WorldHost final : private ZoneRouter {
                           std::vector<PlayerTransfer> players, ReloadReport* report);
   // Something for a player whose zone is being rebuilt and who may not be back in it yet.
   struct HeldOp {
-    enum class Kind { kLine, kTell, kNotice, kFreeze };
+    enum class Kind { kLine, kTell, kNotice, kFreeze, kParty };
     Kind kind = Kind::kLine;
     std::string from;                                         // kTell: the sender's display name
     std::string text;                                         // the line, the tell or the notice
+    PartyMessage party;                                       // kParty
     std::function<void(Result<PlayerTransfer>)> freeze_done;  // kFreeze: FreezePlayer's wrapper
   };
   // REQUIRES: mu_ held. When `name_key`'s roster zone is being rebuilt, keeps `op` for after
@@ -248,6 +258,8 @@ class WorldHost final : private ZoneRouter {
   // Stops `zone` (already out of zones_); its frozen players leave the roster, then `done`.
   void StopRemoved(const std::shared_ptr<Zone>& zone,
                    std::function<void(std::vector<PlayerTransfer>)> done);
+  // A player who logged in with a party in their state checks it with the party (party.h).
+  void ReconcileParty(const CharacterState& state);
   // Tells a player who just logged in how many unread letters wait for them.
   void AnnounceUnreadMail(const std::string& name_key);
 

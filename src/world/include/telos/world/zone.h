@@ -41,6 +41,7 @@
 #include "telos/world/character_state.h"
 #include "telos/world/content.h"
 #include "telos/world/executor.h"
+#include "telos/world/party.h"
 #include "telos/world/ports.h"
 #include "telos/world/staff.h"
 
@@ -71,6 +72,10 @@ class ZoneRouter {
   // Sends a channel message to every zone (the sender's included).
   virtual void Channel(const std::string& channel, const std::string& from,
                        const std::string& text) = 0;
+  // Sends a party message (message.from is the sender's display name) to the player `to`,
+  // wherever they are. When nobody can deliver it, the sender gets a kUnreachable message back
+  // through DeliverParty, naming `to` and saying why in words.
+  virtual void SendParty(const std::string& to, PartyMessage message) = 0;
   // Whether a zone is running here (checked before a player walks out of this zone).
   virtual bool IsRunning(const std::string& zone_id) const = 0;
   // Everyone online, sorted by name.
@@ -160,6 +165,7 @@ class Zone : public std::enable_shared_from_this<Zone> {
   Status Teleport(std::string name_key, Ref room);
   // An announcement (WorldHost::Announce) for every player in the zone.
   Status DeliverAnnouncement(std::string text);
+  Status DeliverParty(std::string to_key, PartyMessage message);
   // Runs `probe` on the zone's executor with read access to the zone (tests, admin tools).
   Status Inspect(std::function<void(const ZoneCore&)> probe);
 
