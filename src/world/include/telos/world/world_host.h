@@ -71,8 +71,10 @@ class RemoteComms {
   // A party message (EncodePartyMessage text) for `to`, who is not in this host. `failed` runs
   // once, on any thread, only when it could not be delivered, with why in one line ("There is
   // no player called 'Bob'.", "Bob is not online.").
-  virtual void Party(const std::string& to, const std::string& message,
-                     std::function<void(std::string)> failed) = 0;
+  virtual void Party(const std::string& to, const std::string& /*message*/,
+                     std::function<void(std::string)> failed) {
+    failed("Nobody called '" + to + "' is online.");
+  }
 };
 
 // How a host that is one shard of a fleet sends announcements to the other shards' players
