@@ -139,6 +139,7 @@ int RunServe(const ServeSettings& settings, const Config& config) {
                                            .directory = &directory,
                                            .checkpoints = &db->checkpoints(),
                                            .audit = &db->audit(),
+                                           .social = &db->social(),
                                            .store_name = "sqlite",
                                            .store_ping = [] { return Status::Ok(); },
                                            .directory_name = "directory",

@@ -188,6 +188,7 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
                                       .directory = &directory,
                                       .checkpoints = checkpoints->get(),
                                       .audit = &db->audit(),
+                                      .social = &db->social(),
                                       .store_name = "postgres",
                                       .store_ping = [&db] { return db->Ping(); },
                                       .directory_name = "redis",

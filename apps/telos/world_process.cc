@@ -58,8 +58,8 @@ namespace {
 
 world::ZoneDeps MakeDeps(const Clock& clock, Logger& log, Metrics& metrics,
                          world::CharacterPersistence& persistence, world::MailPort& mail,
-                         world::PasswordPort& passwords, int64_t save_interval_ms,
-                         int64_t output_pulse_ms) {
+                         world::PasswordPort& passwords, world::SocialPort* social,
+                         int64_t save_interval_ms, int64_t output_pulse_ms) {
   world::ZoneDeps deps;
   deps.clock = &clock;
   deps.logger = &log;
@@ -67,6 +67,7 @@ world::ZoneDeps MakeDeps(const Clock& clock, Logger& log, Metrics& metrics,
   deps.persistence = &persistence;
   deps.mail = &mail;
   deps.passwords = &passwords;
+  deps.social = social;
   deps.save_interval_ms = OrDefault(save_interval_ms, limits::kCharacterSaveIntervalMs);
   deps.output_pulse_ms = output_pulse_ms;
   return deps;
@@ -113,6 +114,7 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
                                  .directory = &directory,
                                  .checkpoints = checkpoints,
                                  .audit = &db.audit(),
+                                 .social = &db.social(),
                                  .store_name = "postgres",
                                  .store_ping = [&db] { return db.Ping(); },
                                  .directory_name = "redis",
@@ -144,10 +146,13 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
                 (void)host_.Notify(world::NameKey(to), world::PingingMail::PingLine(from));
               }
             }),
+      social_(backends_.social != nullptr
+                  ? std::make_unique<shard::StoreSocial>(*backends_.social, directory_, blocking)
+                  : nullptr),
       host_(
           pack_,
           MakeDeps(clock, log, metrics, persistence_, mail_,
-                   passwords != nullptr ? *passwords : *no_passwords_,
+                   passwords != nullptr ? *passwords : *no_passwords_, social_.get(),
                    backends_.checkpoints != nullptr ? settings.checkpoint_interval_ms
                                                     : settings.save_interval_ms,
                    settings.output_pulse_ms),

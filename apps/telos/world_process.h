@@ -33,6 +33,7 @@
 #include "telos/shard/game_event_publisher.h"
 #include "telos/shard/pack_reload.h"
 #include "telos/shard/shard_drain.h"
+#include "telos/shard/social_port.h"
 #include "telos/shard/store_audit_port.h"
 #include "telos/shard/store_ports.h"
 #include "telos/shard/world_service.h"
@@ -55,6 +56,8 @@ struct WorldBackends {
   store::CheckpointStore* checkpoints = nullptr;  // null: rows only (every save writes the row)
   // The staff audit trail (issue 30); null: the "audit" log lines are the only record.
   store::AuditStore* audit = nullptr;
+  // Guilds, friends and locales; null: those commands say they are not kept here.
+  store::SocialStore* social = nullptr;
   // The degradation ladder's names and probes for the store and the directory ("postgres",
   // "redis" in a fleet; "sqlite", "memory" embedded).
   std::string store_name = "postgres";
@@ -149,7 +152,8 @@ class WorldProcess {
   std::unique_ptr<world::PasswordPort> no_passwords_;
   shard::StorePersistence persistence_;
   shard::StoreMail store_mail_;
-  world::PingingMail mail_;  // pings through comms_ (set before any zone runs)
+  world::PingingMail mail_;                     // pings through comms_ (set before any zone runs)
+  std::unique_ptr<shard::StoreSocial> social_;  // null without backends_.social
   // The staff audit trail's rows (null without backends_.audit); outlives host_'s zones.
   std::unique_ptr<shard::StoreAuditPort> audit_;
   world::WorldHost host_;

@@ -377,11 +377,29 @@ bool FleetComms::Channel(const std::string& channel, const std::string& from,
       .ok();
 }
 
+bool FleetComms::GuildLine(const std::string& guild, const std::string& from,
+                           const std::string& text, const std::vector<std::string>& members) {
+  json::array to;
+  for (const std::string& key : members) to.emplace_back(Text(key));
+  json::object line{{"origin", Text(options_.shard_id)},
+                    {"channel", "guild"},
+                    {"guild", Text(guild)},
+                    {"from", Text(from)},
+                    {"text", Text(text)},
+                    {"to", std::move(to)}};
+  return bus_.Publish(options_.subject_prefix + ".chan.guild", json::serialize(line)).ok();
+}
+
 void FleetComms::OnChannelMessage(const bus::Message& message) {
   const ChannelLine line = DecodeChannelLine(message.data);
   if (line.origin == options_.shard_id) return;  // delivered here when it was said
   if (line.channel.empty()) return;
   channel_lines_.Increment();
+  if (line.channel == "guild") {
+    // For the members named, wherever they are; a world hosting none of them shows nothing.
+    if (!line.guild.empty()) host_.DeliverGuildLine(line.guild, line.from, line.text, line.to);
+    return;
+  }
   host_.DeliverChannel(line.channel, line.from, line.text);
 }
 

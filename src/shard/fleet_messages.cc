@@ -136,8 +136,17 @@ TellReply DecodeTellReply(std::string_view data) {
 
 ChannelLine DecodeChannelLine(std::string_view data) {
   const json::object line = ParseObject(data);
-  return ChannelLine{Field(line, "origin"), Field(line, "channel"), Field(line, "from"),
-                     Field(line, "text")};
+  ChannelLine out{Field(line, "origin"),
+                  Field(line, "channel"),
+                  Field(line, "from"),
+                  Field(line, "text"),
+                  {},
+                  {}};
+  if (out.channel == "guild") {
+    out.guild = Field(line, "guild");
+    out.to = Strings(line, "to", limits::kGuildMembersMax);
+  }
+  return out;
 }
 
 std::string EncodeReloadRequest(const ReloadRequest& request) {

@@ -23,6 +23,7 @@
 #include "telos/directory/forwarding_directory.h"
 #include "telos/directory/memory_directory.h"
 #include "telos/shard/placement_writer.h"
+#include "telos/shard/social_port.h"
 #include "telos/store/sqlite_store.h"
 #include "telos/world/character_state.h"
 
@@ -383,5 +384,71 @@ TEST_F(PlacementWriterTest, AFailedRegistrationIsRetriedOnceTheClockHasPassedThe
   EXPECT_EQ(Lookup("ada")->zone, "town");
   writer.Stop(0);
 }
+
+// ---------------------------------------------------------------- StoreSocial
+
+// The social port on a SQLite store and a MemoryDirectory: friends and guild members show as
+// online exactly when the presence roster has them; refusals carry the store's sentence.
+TEST(StoreSocialTest, ListsShowWhoIsOnlineFromThePresenceRoster) {
+  ManualClock clock;
+  store::SqliteStoreOptions options;
+  options.path = ":memory:";
+  auto opened = store::SqliteStore::Open(options, clock);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::unique_ptr<store::SqliteStore> db = std::move(opened).value();
+  auto account = db->accounts().Create("owner", kPasswordHash);
+  ASSERT_TRUE(account.ok());
+  for (const char* name : {"Ada", "Bea", "Cy"}) {
+    store::CharacterRecord record;
+    record.name = name;
+    record.account_id = account->id;
+    record.zone_id = "town";
+    record.room_id = "north_gate";
+    record.state_json = "{}";
+    ASSERT_TRUE(db->characters().Create(record).ok()) << name;
+  }
+  directory::MemoryDirectory directory(clock);
+  StoreSocial social(db->social(), directory, [](std::function<void()> task) { task(); });
+  using Op = world::SocialRequest::Op;
+  auto ask = [&](Op op, std::string arg) {
+    return social.AnswerNow(world::SocialRequest{.op = op, .character = "Ada", .arg = arg});
+  };
+  ASSERT_TRUE(ask(Op::kFriendAdd, "Bea").status.ok());
+  ASSERT_TRUE(ask(Op::kFriendAdd, "Cy").status.ok());
+  ASSERT_TRUE(directory.SetPresence("bea", "gate-1", "world-1", 60'000).ok());
+  world::SocialAnswer friends = ask(Op::kFriendList, "");
+  ASSERT_TRUE(friends.status.ok()) << friends.status.ToString();
+  ASSERT_EQ(friends.people.size(), 2u);
+  EXPECT_EQ(friends.people[0].name, "Bea");
+  EXPECT_TRUE(friends.people[0].online);
+  EXPECT_EQ(friends.people[1].name, "Cy");
+  EXPECT_FALSE(friends.people[1].online);
+
+  ASSERT_TRUE(ask(Op::kGuildCreate, "Night Owls").status.ok());
+  world::SocialAnswer invited = ask(Op::kGuildInvite, "bea");
+  ASSERT_TRUE(invited.status.ok()) << invited.status.ToString();
+  EXPECT_EQ(invited.guild, "Night Owls");
+  ASSERT_TRUE(social
+                  .AnswerNow(world::SocialRequest{
+                      .op = Op::kGuildJoin, .character = "Bea", .arg = "night owls"})
+                  .status.ok());
+  world::SocialAnswer guild = ask(Op::kGuildInfo, "");
+  ASSERT_TRUE(guild.status.ok());
+  EXPECT_EQ(guild.guild, "Night Owls");
+  EXPECT_EQ(guild.rank, "founder");
+  ASSERT_EQ(guild.people.size(), 2u);
+  EXPECT_EQ(guild.people[1].name, "Bea");
+  EXPECT_EQ(guild.people[1].rank, "member");
+  EXPECT_TRUE(guild.people[1].online);
+
+  world::SocialAnswer refused = ask(Op::kGuildKick, "Cy");
+  EXPECT_EQ(refused.status.code(), StatusCode::kNotFound);
+  EXPECT_EQ(refused.status.message(), "'Cy' is not in 'Night Owls'.");
+  world::SocialAnswer locale = ask(Op::kLocaleSet, "fr-fr");
+  ASSERT_TRUE(locale.status.ok());
+  EXPECT_EQ(locale.locale, "fr-FR");
+  EXPECT_EQ(ask(Op::kLocaleGet, "").locale, "fr-FR");
+}
+
 }  // namespace
 }  // namespace telos::shard

@@ -31,6 +31,7 @@ class SqliteBackend final : public StoreBackend {
   CharacterStore& characters() override { return store_->characters(); }
   AccountStore& accounts() override { return store_->accounts(); }
   MailStore& mail() override { return store_->mail(); }
+  SocialStore& social() override { return store_->social(); }
   RecordsStore& records() override { return store_->records(); }
   AuditStore& audit() override { return store_->audit(); }
   std::unique_ptr<StoreBackend> OpenPeer(const Clock& clock, bool record_zone_writes) override {

@@ -27,6 +27,7 @@
 #include "telos/store/character_store.h"
 #include "telos/store/mail_store.h"
 #include "telos/store/records_store.h"
+#include "telos/store/social_store.h"
 
 namespace telos::store {
 
@@ -38,6 +39,7 @@ class StoreBackend {
   virtual AccountStore& accounts() = 0;
   virtual MailStore& mail() = 0;
   virtual RecordsStore& records() = 0;
+  virtual SocialStore& social() = 0;
   virtual AuditStore& audit() = 0;
   // Another store on the same database with its own connection, as a second process would open
   // it, with zone-write recording on or off. It borrows this backend's database, so it must be
@@ -70,6 +72,7 @@ class StoreConformanceTest : public ::testing::TestWithParam<StoreBackendFactory
   CharacterStore& characters() { return backend_->characters(); }
   AccountStore& accounts() { return backend_->accounts(); }
   MailStore& mail() { return backend_->mail(); }
+  SocialStore& social() { return backend_->social(); }
   RecordsStore& records() { return backend_->records(); }
   AuditStore& audit() { return backend_->audit(); }
 

@@ -884,5 +884,168 @@ CONFORMANCE_TEST(APublishersSequenceGrowsAndOutlivesItsConnection) {
       StatusCode::kInvalidArgument);
 }
 
+// ---------------------------------------------------------------------------- social: guilds
+
+CONFORMANCE_TEST(GuildsAreFoundedJoinedOnAnInvitationAndListedByRank) {
+  const int64_t account = NewAccount("guildfolk");
+  for (const char* name : {"Aldric", "Brenna", "Cedric", "Dara"}) MustCreate(name, account);
+  auto created = social().CreateGuild("Iron Wolves", "aldric");
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(*created, "Iron Wolves");
+  // Joining needs an invitation from the founder or an officer.
+  EXPECT_EQ(social().JoinGuild("Brenna", "iron wolves").status().code(),
+            StatusCode::kPermissionDenied);
+  ASSERT_TRUE(social().InviteToGuild("Aldric", "brenna").ok());
+  auto joined = social().JoinGuild("Brenna", "IRON WOLVES");
+  ASSERT_TRUE(joined.ok()) << joined.status().ToString();
+  EXPECT_EQ(*joined, "Iron Wolves");
+  // A member may not invite; an officer may.
+  EXPECT_EQ(social().InviteToGuild("Brenna", "Cedric").code(), StatusCode::kPermissionDenied);
+  ASSERT_TRUE(social().SetGuildRank("Aldric", "Brenna", GuildRank::kOfficer).ok());
+  ASSERT_TRUE(social().InviteToGuild("Brenna", "Cedric").ok());
+  ASSERT_TRUE(social().JoinGuild("Cedric", "Iron Wolves").ok());
+
+  auto roster = social().GuildOf("cedric");
+  ASSERT_TRUE(roster.ok()) << roster.status().ToString();
+  ASSERT_TRUE(roster->has_value());
+  EXPECT_EQ((*roster)->guild, "Iron Wolves");
+  EXPECT_EQ((*roster)->rank, GuildRank::kMember);
+  EXPECT_EQ((*roster)->members, (std::vector<GuildMember>{{"Aldric", GuildRank::kFounder},
+                                                          {"Brenna", GuildRank::kOfficer},
+                                                          {"Cedric", GuildRank::kMember}}));
+  auto none = social().GuildOf("Dara");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+
+  // Demoted, Brenna may invite no more.
+  ASSERT_TRUE(social().SetGuildRank("Aldric", "Brenna", GuildRank::kMember).ok());
+  EXPECT_EQ(social().InviteToGuild("Brenna", "Dara").code(), StatusCode::kPermissionDenied);
+}
+
+CONFORMANCE_TEST(GuildRulesRefuseWithTheSameCodesEverywhere) {
+  const int64_t account = NewAccount("guildrules");
+  for (const char* name : {"Aldric", "Brenna", "Cedric"}) MustCreate(name, account);
+  ASSERT_TRUE(social().CreateGuild("Iron Wolves", "Aldric").ok());
+  // Names.
+  for (const char* bad : {"", "ab", "9lives", "Two  Spaces", "semi;colon", "trailing ",
+                          "a name far longer than thirty-two bytes"}) {
+    EXPECT_EQ(social().CreateGuild(bad, "Brenna").status().code(), StatusCode::kInvalidArgument)
+        << bad;
+  }
+  EXPECT_EQ(social().CreateGuild("iron wolves", "Brenna").status().code(),
+            StatusCode::kAlreadyExists);  // taken, in any case
+  EXPECT_EQ(social().CreateGuild("Second", "Aldric").status().code(),
+            StatusCode::kAlreadyExists);  // already in a guild
+  EXPECT_EQ(social().CreateGuild("Ghosts", "Nobody").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(social().InviteToGuild("Aldric", "Nobody").code(), StatusCode::kNotFound);
+  EXPECT_EQ(social().InviteToGuild("Brenna", "Cedric").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(social().JoinGuild("Brenna", "No Such Guild").status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(social().InviteToGuild("Aldric", "Brenna").ok());
+  ASSERT_TRUE(social().InviteToGuild("Aldric", "Brenna").ok());  // again: still one invitation
+  ASSERT_TRUE(social().JoinGuild("Brenna", "Iron Wolves").ok());
+  EXPECT_EQ(social().InviteToGuild("Aldric", "Brenna").code(), StatusCode::kAlreadyExists);
+  // Ranks: founder only, never to or from founder.
+  EXPECT_EQ(social().SetGuildRank("Brenna", "Aldric", GuildRank::kOfficer).code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_EQ(social().SetGuildRank("Aldric", "Aldric", GuildRank::kMember).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(social().SetGuildRank("Aldric", "Brenna", GuildRank::kFounder).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(social().SetGuildRank("Aldric", "Cedric", GuildRank::kOfficer).code(),
+            StatusCode::kNotFound);
+  // Removal needs a higher rank.
+  EXPECT_EQ(social().RemoveFromGuild("Brenna", "Aldric").code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(social().RemoveFromGuild("Aldric", "Cedric").code(), StatusCode::kNotFound);
+  // The founder leaves last.
+  EXPECT_EQ(social().LeaveGuild("Aldric").code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(social().RemoveFromGuild("Aldric", "Brenna").ok());
+  EXPECT_FALSE(social().GuildOf("Brenna")->has_value());
+  EXPECT_EQ(social().LeaveGuild("Brenna").code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(social().LeaveGuild("Aldric").ok());  // alone: the guild ends
+  EXPECT_FALSE(social().GuildOf("Aldric")->has_value());
+  EXPECT_EQ(social().JoinGuild("Cedric", "Iron Wolves").status().code(), StatusCode::kNotFound);
+  ASSERT_TRUE(social().CreateGuild("Iron Wolves", "Cedric").ok());  // the name is free again
+}
+
+CONFORMANCE_TEST(AGuildIsBoundedAndForgetsADeletedCharacter) {
+  // kGuildMembersMax characters take several accounts (kCharactersPerAccountMax each).
+  std::vector<std::string> names;
+  for (size_t i = 0; names.size() < limits::kGuildMembersMax + 1; ++i) {
+    const int64_t account = NewAccount("bulk" + std::to_string(i));
+    for (size_t k = 0;
+         k < limits::kCharactersPerAccountMax && names.size() < limits::kGuildMembersMax + 1; ++k) {
+      const std::string name = "Member" + std::to_string(names.size());
+      MustCreate(name, account);
+      names.push_back(name);
+    }
+  }
+  ASSERT_TRUE(social().CreateGuild("Crowd", names[0]).ok());
+  for (size_t i = 1; i < limits::kGuildMembersMax; ++i) {
+    ASSERT_TRUE(social().InviteToGuild(names[0], names[i]).ok()) << i;
+    ASSERT_TRUE(social().JoinGuild(names[i], "Crowd").ok()) << i;
+  }
+  EXPECT_EQ(social().InviteToGuild(names[0], names.back()).code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(social().GuildOf(names[0])->value().members.size(), limits::kGuildMembersMax);
+  ASSERT_TRUE(characters().Delete(names[1]).ok());
+  EXPECT_EQ(social().GuildOf(names[0])->value().members.size(), limits::kGuildMembersMax - 1);
+  ASSERT_TRUE(social().InviteToGuild(names[0], names.back()).ok());
+}
+
+// --------------------------------------------------------------------------- social: friends
+
+CONFORMANCE_TEST(FriendsAreAddedListedRemovedAndBounded) {
+  const int64_t account = NewAccount("friendly");
+  for (const char* name : {"Aldric", "Brenna", "Cedric"}) MustCreate(name, account);
+  ASSERT_TRUE(social().AddFriend("aldric", "CEDRIC").ok());
+  ASSERT_TRUE(social().AddFriend("Aldric", "Brenna").ok());
+  EXPECT_EQ(*social().Friends("Aldric"), (std::vector<std::string>{"Brenna", "Cedric"}));
+  EXPECT_TRUE(social().Friends("Brenna")->empty());  // one-way
+  EXPECT_EQ(social().AddFriend("Aldric", "Brenna").code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(social().AddFriend("Aldric", "aldric").code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(social().AddFriend("Aldric", "Nobody").code(), StatusCode::kNotFound);
+  EXPECT_EQ(social().AddFriend("Aldric", "no;such").code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(social().RemoveFriend("Aldric", "brenna").ok());
+  EXPECT_EQ(social().RemoveFriend("Aldric", "Brenna").code(), StatusCode::kNotFound);
+  EXPECT_EQ(*social().Friends("Aldric"), (std::vector<std::string>{"Cedric"}));
+  ASSERT_TRUE(characters().Delete("Cedric").ok());
+  EXPECT_TRUE(social().Friends("Aldric")->empty());
+}
+
+CONFORMANCE_TEST(AFriendsListHoldsAtMostTheLimit) {
+  std::vector<std::string> names;
+  for (size_t i = 0; names.size() < limits::kFriendsMax + 2; ++i) {
+    const int64_t account = NewAccount("pals" + std::to_string(i));
+    for (size_t k = 0;
+         k < limits::kCharactersPerAccountMax && names.size() < limits::kFriendsMax + 2; ++k) {
+      const std::string name = "Pal" + std::to_string(names.size());
+      MustCreate(name, account);
+      names.push_back(name);
+    }
+  }
+  for (size_t i = 1; i <= limits::kFriendsMax; ++i) {
+    ASSERT_TRUE(social().AddFriend(names[0], names[i]).ok()) << i;
+  }
+  EXPECT_EQ(social().AddFriend(names[0], names.back()).code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(social().Friends(names[0])->size(), limits::kFriendsMax);
+}
+
+// ---------------------------------------------------------------------------- social: locale
+
+CONFORMANCE_TEST(ALocaleIsValidatedNormalizedAndKeptPerAccount) {
+  const int64_t account = NewAccount("polyglot");
+  MustCreate("Aldric", account);
+  MustCreate("Brenna", account);
+  EXPECT_EQ(*social().LocaleOf("Aldric"), "");
+  ASSERT_TRUE(social().SetLocale("Aldric", "DE-de").ok());
+  EXPECT_EQ(*social().LocaleOf("aldric"), "de-DE");
+  EXPECT_EQ(*social().LocaleOf("Brenna"), "de-DE");  // the account's, shared by its characters
+  for (const char* bad : {"", "de", "de_DE", "deu-DE", "d1-DE", "de-DE-x"}) {
+    EXPECT_EQ(social().SetLocale("Aldric", bad).code(), StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(*social().LocaleOf("Aldric"), "de-DE");  // a refusal changes nothing
+  EXPECT_EQ(social().SetLocale("Nobody", "en-US").code(), StatusCode::kNotFound);
+  EXPECT_EQ(social().LocaleOf("Nobody").status().code(), StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace telos::store

@@ -13,7 +13,7 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::array<std::pair<PartyMessage::Op, std::string_view>, 11> kOps = {{
+constexpr std::array<std::pair<PartyMessage::Op, std::string_view>, 12> kOps = {{
     {PartyMessage::Op::kInvite, "invite"},
     {PartyMessage::Op::kJoin, "join"},
     {PartyMessage::Op::kHello, "hello"},
@@ -25,6 +25,7 @@ constexpr std::array<std::pair<PartyMessage::Op, std::string_view>, 11> kOps = {
     {PartyMessage::Op::kDisband, "disband"},
     {PartyMessage::Op::kChat, "chat"},
     {PartyMessage::Op::kUnreachable, "unreachable"},
+    {PartyMessage::Op::kNotice, "notice"},
 }};
 
 PartyMessage::Op OpNamed(std::string_view name) {

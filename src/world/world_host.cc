@@ -270,6 +270,37 @@ Status WorldHost::DeliverParty(const std::string& to_key, PartyMessage message) 
   return zone->second->DeliverParty(to_key, std::move(message));
 }
 
+namespace {
+std::string GuildChatLine(const std::string& guild, const std::string& from,
+                          const std::string& text) {
+  return "{C}[" + guild + "] " + from + ": " + text + "{x}";
+}
+}  // namespace
+
+void WorldHost::GuildLine(const std::string& guild, const std::string& from,
+                          const std::string& text, const std::vector<std::string>& members) {
+  std::vector<std::string> elsewhere;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const std::string& key : members) {
+      if (roster_.count(key) == 0) elsewhere.push_back(key);
+    }
+  }
+  DeliverGuildLine(guild, from, text, members);
+  if (elsewhere.empty()) return;
+  if (comms_ == nullptr || !comms_->GuildLine(guild, from, text, elsewhere)) {
+    (void)Notify(NameKey(from),
+                 "Only guild members on this world heard that: the rest of the world cannot be "
+                 "reached right now.");
+  }
+}
+
+void WorldHost::DeliverGuildLine(const std::string& guild, const std::string& from,
+                                 const std::string& text, const std::vector<std::string>& members) {
+  const std::string line = GuildChatLine(guild, from, text);
+  for (const std::string& key : members) (void)Notify(key, line);
+}
+
 void WorldHost::AnnounceUnreadMail(const std::string& name_key) {
   if (deps_.mail == nullptr) return;
   // Runs once the letters are listed (another thread); Notify takes the roster lock itself.

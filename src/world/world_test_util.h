@@ -104,9 +104,11 @@ class TestWorld {
   // `output_pulse_ms` is ZoneDeps::output_pulse_ms: 0 delivers everyone's output at the end
   // of each batch, which transcript tests rely on. `crowd_players` is
   // ZoneDeps::output_pulse_crowd_players.
+  // `social` (may be null) is ZoneDeps::social.
   explicit TestWorld(const std::filesystem::path& pack_dir, uint64_t seed = 42,
                      int64_t output_pulse_ms = 0,
-                     size_t crowd_players = limits::kOutputPulseCrowdPlayersDefault);
+                     size_t crowd_players = limits::kOutputPulseCrowdPlayersDefault,
+                     SocialPort* social = nullptr);
   ~TestWorld();
 
   // Logs in a fresh character (or `state` if given) and returns its sink.

@@ -193,6 +193,7 @@ ZoneCore::ZoneCore(std::shared_ptr<const Pack> pack, const ZoneDef& zone, uint64
   RegisterQuestCommands(registry_);
   RegisterStaffCommands(registry_);
   RegisterPartyCommands(registry_);
+  RegisterSocialCommands(registry_);
   BuildRooms();
   save_interval_heartbeats_ =
       std::max<int64_t>(1, deps_.save_interval_ms / limits::kZoneHeartbeatMs);

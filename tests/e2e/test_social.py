@@ -1,8 +1,10 @@
 """End-to-end tests of the social layer on a fleet (ctest label e2e): two `telos world`
 processes with split pools, one gate, the development Redis, PostgreSQL and NATS (scripts/services
 env). Two players stand in zones owned by different worlds and form a party: the invitation, the
-acceptance, party chat both ways and a leave each cross the bus between the worlds. Settings come
-from TELOS_BINARY and TELOS_REPO, as in test_serve.py."""
+acceptance, party chat both ways and a leave each cross the bus between the worlds. Two others
+found and join a guild (kept in PostgreSQL) and its chat reaches the member on the other world;
+a friends list shows the friend online; a locale is validated and kept. Settings come from
+TELOS_BINARY and TELOS_REPO, as in test_serve.py."""
 
 import os
 import sys
@@ -85,6 +87,59 @@ class PartyAcrossWorldsTest(FleetCase):
         boris.expect("You leave Anna's party.", SAID_S)
         anna.expect("Boris leaves your party.", SAID_S)
         for client in (anna, boris):
+            self.assertFalse(client.closed)
+            client.send("quit")
+
+    def test_a_guild_member_on_another_world_hears_guild_chat(self):
+        cora = self.fleet.connect("gate-0")
+        new_player(cora, "cora", "Cora")
+        dmitri = self.fleet.connect("gate-0")
+        new_player(dmitri, "dmitri", "Dmitri")
+        self.assertEqual(self.walk_to(cora, "Cora", TO_TOWN, "town")["shard"], "world-0")
+        self.assertEqual(self.walk_to(dmitri, "Dmitri", TO_FOREST, "forest")["shard"], "world-1")
+
+        cora.mark()
+        cora.send("guild create Way-farers")
+        cora.expect("You found the guild Way-farers.", SAID_S)
+        cora.send("guild create Second Guild")
+        cora.expect("is already in the guild 'Way-farers'.", SAID_S)
+        dmitri.mark()
+        dmitri.send("guild join way-farers")
+        dmitri.expect("'Dmitri' has not been invited to 'Way-farers'.", SAID_S)
+        cora.send("guild invite dmitri")
+        cora.expect("You invite dmitri into Way-farers.", SAID_S)
+        dmitri.expect("Cora invites you into the guild Way-farers", SAID_S)
+        dmitri.send("guild join Way-farers")
+        dmitri.expect("You join the guild Way-farers.", SAID_S)
+
+        dmitri.mark()
+        cora.send("gchat the forest road is clear")
+        dmitri.expect("[Way-farers] Cora: the forest road is clear", SAID_S)
+        cora.mark()
+        dmitri.send("gchat thanks")
+        cora.expect("[Way-farers] Dmitri: thanks", SAID_S)
+        cora.mark()
+        cora.send("guild")
+        cora.expect("Dmitri (member) - online", SAID_S)
+
+        cora.mark()
+        cora.send("friend add dmitri")
+        cora.expect("You add dmitri to your friends.", SAID_S)
+        cora.send("friend add nosuchperson")
+        cora.expect("nosuchperson", SAID_S)
+        cora.mark()
+        cora.send("friend")
+        cora.expect("Dmitri - online", SAID_S)
+
+        cora.mark()
+        cora.send("config locale en-gb")
+        cora.expect("Your locale is now en-GB.", SAID_S)
+        cora.send("config locale english")
+        cora.expect("is not a language and a region", SAID_S)
+        cora.mark()
+        cora.send("config locale")
+        cora.expect("Your locale is en-GB.", SAID_S)
+        for client in (cora, dmitri):
             self.assertFalse(client.closed)
             client.send("quit")
 

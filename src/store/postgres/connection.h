@@ -65,6 +65,7 @@ class Rows {
  public:
   explicit Rows(PGresult* result) : result_(result, &PQclear) {}
   int size() const { return PQntuples(result_.get()); }
+  int columns() const { return PQnfields(result_.get()); }
   bool empty() const { return size() == 0; }
   std::string Text(int row, int column) const;
   int64_t Int(int row, int column) const;

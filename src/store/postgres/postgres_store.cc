@@ -6,11 +6,13 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "backend_checks.h"
 #include "postgres/connection.h"
 #include "postgres/migrations.h"
+#include "social_logic.h"
 #include "telos/base/limits.h"
 
 namespace telos::store {
@@ -790,6 +792,64 @@ class PostgresAuditStore final : public AuditStore {
   Database& db_;
 };
 
+// ------------------------------------------------------------------------------------ social
+
+// SocialLogic's SQL seam on this connection (social_logic.h), inside the runner's transaction.
+class PostgresSocialSql final : public SocialSql {
+ public:
+  PostgresSocialSql(Database& db, Connection& conn, const std::string& schema)
+      : db_(db), conn_(conn), schema_(schema) {}
+
+  Result<std::vector<Row>> Run(std::string_view sql, const std::vector<Value>& params, bool write,
+                               std::string_view what) override {
+    Params bound;
+    for (const Value& value : params) {
+      if (const int64_t* number = std::get_if<int64_t>(&value)) {
+        bound.Add(*number);
+      } else {
+        bound.Add(std::string_view(std::get<std::string>(value)));
+      }
+    }
+    auto rows = conn_.Exec(sql, bound, write ? Access::kWrite : Access::kRead, what);
+    if (!rows.ok()) return rows.status();
+    std::vector<Row> out;
+    for (int i = 0; i < rows->size(); ++i) {
+      Row values;
+      for (int c = 0; c < rows->columns(); ++c) values.push_back(rows->Text(i, c));
+      out.push_back(std::move(values));
+    }
+    return out;
+  }
+  // A transaction-scoped advisory lock: the bound checked next (a guild's size, a friends
+  // list's length) holds against other processes until the commit.
+  Status Lock(std::string_view key) override {
+    auto locked = conn_.Exec("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                             Params().Add("telos.social:" + schema_ + ":" + std::string(key)),
+                             Access::kRead, "locking a guild or friends list");
+    return locked.ok() ? Status::Ok() : locked.status();
+  }
+  int64_t NowMs() const override { return db_.NowMs(); }
+
+ private:
+  Database& db_;
+  Connection& conn_;
+  const std::string& schema_;
+};
+
+SocialTransactionRunner PostgresSocialRunner(Database& db, const std::string& schema) {
+  return [&db, &schema](const std::function<Status(SocialSql&)>& body) -> Status {
+    std::lock_guard lock(db.mu);
+    auto acquired = db.AcquireLocked();
+    if (!acquired.ok()) return acquired.status();
+    Connection& conn = **acquired;
+    Transaction txn(conn);
+    TELOS_RETURN_IF_ERROR(txn.Begin());
+    PostgresSocialSql sql(db, conn, schema);
+    TELOS_RETURN_IF_ERROR(body(sql));
+    return txn.Commit();
+  };
+}
+
 class PostgresStoreImpl final : public PostgresStore {
  public:
   PostgresStoreImpl(ConnectOptions connect, const PostgresStoreOptions& options, const Clock& clock,
@@ -800,11 +860,14 @@ class PostgresStoreImpl final : public PostgresStore {
         mail_(db_, options.schema),
         records_(db_),
         audit_(db_),
+        schema_(options.schema),
+        social_(PostgresSocialRunner(db_, schema_)),
         schema_version_(schema_version) {}
 
   CharacterStore& characters() override { return characters_; }
   AccountStore& accounts() override { return accounts_; }
   MailStore& mail() override { return mail_; }
+  SocialStore& social() override { return social_; }
   RecordsStore& records() override { return records_; }
   AuditStore& audit() override { return audit_; }
   int64_t schema_version() const override { return schema_version_; }
@@ -822,6 +885,8 @@ class PostgresStoreImpl final : public PostgresStore {
   PostgresMailStore mail_;
   PostgresRecordsStore records_;
   PostgresAuditStore audit_;
+  const std::string schema_;
+  SocialLogic social_;
   const int64_t schema_version_;
 };
 

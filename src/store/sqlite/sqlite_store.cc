@@ -5,9 +5,11 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "backend_checks.h"
+#include "social_logic.h"
 #include "sqlite/connection.h"
 #include "sqlite/migrations.h"
 #include "telos/base/limits.h"
@@ -770,6 +772,60 @@ class SqliteAuditStore final : public AuditStore {
   Database& db_;
 };
 
+// ------------------------------------------------------------------------------------ social
+
+// SocialLogic's SQL seam on this connection (social_logic.h): $N placeholders become ?N.
+class SqliteSocialSql final : public SocialSql {
+ public:
+  explicit SqliteSocialSql(Database& db) : db_(db) {}
+
+  Result<std::vector<Row>> Run(std::string_view sql, const std::vector<Value>& params,
+                               bool /*write*/, std::string_view what) override {
+    std::string text(sql);
+    for (char& c : text) {
+      if (c == '$') c = '?';
+    }
+    auto stmt = db_.conn->Prepare(text);
+    if (!stmt.ok()) return stmt.status();
+    Query q(*db_.conn, *stmt);
+    for (size_t i = 0; i < params.size(); ++i) {
+      const int index = static_cast<int>(i) + 1;
+      if (const int64_t* number = std::get_if<int64_t>(&params[i])) {
+        q.Bind(index, *number);
+      } else {
+        q.Bind(index, std::string_view(std::get<std::string>(params[i])));
+      }
+    }
+    const int columns = sqlite3_column_count(*stmt);
+    std::vector<Row> out;
+    while (true) {
+      auto row = q.Step(what);
+      if (!row.ok()) return row.status();
+      if (!*row) return out;
+      Row values;
+      for (int c = 0; c < columns; ++c) values.push_back(q.Text(c));
+      out.push_back(std::move(values));
+    }
+  }
+  // BEGIN IMMEDIATE already keeps every other writer out until the transaction ends.
+  Status Lock(std::string_view /*key*/) override { return Status::Ok(); }
+  int64_t NowMs() const override { return db_.NowMs(); }
+
+ private:
+  Database& db_;
+};
+
+SocialTransactionRunner SqliteSocialRunner(Database& db) {
+  return [&db](const std::function<Status(SocialSql&)>& body) -> Status {
+    std::lock_guard lock(db.mu);
+    Transaction txn(*db.conn);
+    TELOS_RETURN_IF_ERROR(txn.Begin());
+    SqliteSocialSql sql(db);
+    TELOS_RETURN_IF_ERROR(body(sql));
+    return txn.Commit();
+  };
+}
+
 class SqliteStoreImpl final : public SqliteStore {
  public:
   SqliteStoreImpl(std::unique_ptr<Connection> conn, const Clock& clock, int64_t schema_version,
@@ -781,11 +837,13 @@ class SqliteStoreImpl final : public SqliteStore {
         checkpoints_(db_),
         records_(db_),
         audit_(db_),
+        social_(SqliteSocialRunner(db_)),
         schema_version_(schema_version) {}
 
   CharacterStore& characters() override { return characters_; }
   AccountStore& accounts() override { return accounts_; }
   MailStore& mail() override { return mail_; }
+  SocialStore& social() override { return social_; }
   CheckpointStore& checkpoints() override { return checkpoints_; }
   RecordsStore& records() override { return records_; }
   AuditStore& audit() override { return audit_; }
@@ -799,6 +857,7 @@ class SqliteStoreImpl final : public SqliteStore {
   SqliteCheckpointStore checkpoints_;
   SqliteRecordsStore records_;
   SqliteAuditStore audit_;
+  SocialLogic social_;
   const int64_t schema_version_;
 };
 

@@ -514,6 +514,11 @@ void ZoneCore::DeliverParty(const std::string& to_key, const PartyMessage& m) {
       SendEvent(me, "Comm.Channel", PartyChatJson(m.from, m.text));
       break;
     }
+    case Op::kNotice: {
+      if (m.text.empty()) return;
+      Send(me, "{y}" + m.text + "{x}");
+      break;
+    }
     case Op::kUnreachable: {
       // `m.from` is whom a message of ours was for; m.text says why it did not get there.
       switch (m.failed) {

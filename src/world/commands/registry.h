@@ -70,6 +70,7 @@ void RegisterMiscCommands(CommandRegistry& registry);
 void RegisterSkillCommands(CommandRegistry& registry);
 void RegisterQuestCommands(CommandRegistry& registry);
 void RegisterPartyCommands(CommandRegistry& registry);
+void RegisterSocialCommands(CommandRegistry& registry);
 
 // `help <topic>` for a skill, spell, race or class of the pack's game.toml, written from the
 // content itself so every one has an entry. False when the topic names none of them.

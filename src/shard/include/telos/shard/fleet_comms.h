@@ -92,6 +92,10 @@ class FleetComms final : public world::RemoteComms, public world::RemoteBroadcas
   // same ways ("no responders": the placement record says whether they exist).
   void Party(const std::string& to, const std::string& message,
              std::function<void(std::string)> failed) override;
+  // Guild chat is one publish on <prefix>.chan.guild naming the members it is for; each world
+  // shows it to those it hosts.
+  bool GuildLine(const std::string& guild, const std::string& from, const std::string& text,
+                 const std::vector<std::string>& members) override;
 
   // ---- world::RemoteBroadcasts
   bool Broadcast(const std::string& zone, const std::string& text) override;

@@ -9,6 +9,8 @@
 //   its reply to a tell      {"outcome":"delivered"|"unavailable","name":N}  (a party message's
 //                            reply is the same)
 //   <prefix>.chan.<token>    {"origin":SHARD,"channel":C,"from":F,"text":T}
+//   <prefix>.chan.guild      {"origin":SHARD,"channel":"guild","guild":G,"from":F,"text":T,
+//                             "to":[name keys]}
 //   <prefix>.reload.<shard>  {"op":"check"|"apply","hash":H}          (pack_reload.h)
 //   its reply                {"ok":B,"shard":S,"running":H,"error":E,"problems":[..],
 //                             "rebuilt":[..],"players":N,"relocated":N}
@@ -55,6 +57,10 @@ struct ChannelLine {
   std::string channel;
   std::string from;
   std::string text;
+  // Channel "guild" only: the guild and the members (name keys, at most kGuildMembersMax) the
+  // line is for; every other channel is for everyone.
+  std::string guild;
+  std::vector<std::string> to;
 };
 ChannelLine DecodeChannelLine(std::string_view data);
 

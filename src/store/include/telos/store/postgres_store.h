@@ -37,6 +37,7 @@
 #include "telos/store/character_store.h"
 #include "telos/store/mail_store.h"
 #include "telos/store/records_store.h"
+#include "telos/store/social_store.h"
 
 namespace telos::store {
 
@@ -76,6 +77,8 @@ class PostgresStore {
   virtual CharacterStore& characters() = 0;
   virtual AccountStore& accounts() = 0;
   virtual MailStore& mail() = 0;
+  // Guilds, friends and locales (migration sqlite 0011 / postgres 0009).
+  virtual SocialStore& social() = 0;
   // Game-event tallies applied once each (migration 0004).
   virtual RecordsStore& records() = 0;
   // The staff audit trail (migration 0006).

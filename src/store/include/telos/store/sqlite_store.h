@@ -30,6 +30,7 @@
 #include "telos/store/checkpoint_store.h"
 #include "telos/store/mail_store.h"
 #include "telos/store/records_store.h"
+#include "telos/store/social_store.h"
 
 namespace telos::store {
 
@@ -60,6 +61,8 @@ class SqliteStore {
   virtual CharacterStore& characters() = 0;
   virtual AccountStore& accounts() = 0;
   virtual MailStore& mail() = 0;
+  // Guilds, friends and locales (migration sqlite 0011 / postgres 0009).
+  virtual SocialStore& social() = 0;
   // The embedded CheckpointStore, in the same file (migration 0003).
   virtual CheckpointStore& checkpoints() = 0;
   // Game-event tallies applied once each (migration 0006).

@@ -74,6 +74,7 @@ struct PartyMessage {
     kDisband,      // leader -> members: the party is no more
     kChat,         // member -> members: a line of party chat (`text`)
     kUnreachable,  // the host -> a sender: `from` could not be reached (`text`: why; `failed`)
+    kNotice,       // anyone -> a player: one line to show (a guild invitation), nothing else
   };
   Op op = Op::kUnknown;
   std::string party_id;

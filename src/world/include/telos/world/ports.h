@@ -156,4 +156,48 @@ class RecordsPort {
   virtual void Tallies(std::function<void(Result<std::vector<RecordLine>>)> done) = 0;
 };
 
+// Guilds, friends and the account's locale, kept by the character store (telos/store/
+// social_store.h) and read with who is online across the fleet. Every request answers once
+// (`done`, any thread): `status` OK, or a refusal whose message is one sentence for the player
+// (the store words them); Unavailable when the store cannot be reached.
+struct SocialRequest {
+  enum class Op {
+    kGuildCreate,  // arg: the guild's name
+    kGuildInfo,    // the character's guild, its members and who of them is online
+    kGuildInvite,  // arg: the invitee
+    kGuildJoin,    // arg: the guild's name
+    kGuildLeave,
+    kGuildKick,     // arg: the member
+    kGuildPromote,  // arg: the member (to officer)
+    kGuildDemote,   // arg: the member (to member)
+    kFriendAdd,     // arg: the friend
+    kFriendRemove,  // arg: the friend
+    kFriendList,    // the friends and who of them is online
+    kLocaleSet,     // arg: "xx-YY"
+    kLocaleGet,
+  };
+  Op op = Op::kGuildInfo;
+  std::string character;  // who asks (display name or key)
+  std::string arg;
+};
+
+struct SocialAnswer {
+  Status status;
+  std::string guild;  // kGuildCreate, kGuildJoin, kGuildInfo: the guild's display name
+  std::string rank;   // kGuildInfo: the asker's ("founder", "officer", "member")
+  struct Person {
+    std::string name;
+    std::string rank;  // guild members only
+    bool online = false;
+  };
+  std::vector<Person> people;  // kGuildInfo: the members; kFriendList: the friends
+  std::string locale;          // kLocaleSet, kLocaleGet ("" when unset)
+};
+
+class SocialPort {
+ public:
+  virtual ~SocialPort() = default;
+  virtual void Ask(SocialRequest request, std::function<void(SocialAnswer)> done) = 0;
+};
+
 }  // namespace telos::world

@@ -75,6 +75,12 @@ class RemoteComms {
                      std::function<void(std::string)> failed) {
     failed("Nobody called '" + to + "' is online.");
   }
+  // A line of guild chat for `members` (name keys) not hosted here; whoever hosts one shows it
+  // to them. False when it could not be sent.
+  virtual bool GuildLine(const std::string& /*guild*/, const std::string& /*from*/,
+                         const std::string& /*text*/, const std::vector<std::string>& /*members*/) {
+    return false;
+  }
 };
 
 // How a host that is one shard of a fleet sends announcements to the other shards' players
@@ -198,6 +204,9 @@ class WorldHost final : private ZoneRouter {
   // A party message for a player here. NotFound when they are not here, Unavailable while
   // they are between zones.
   Status DeliverParty(const std::string& to_key, PartyMessage message);
+  // A line of guild chat for whichever of `members` (name keys) are here.
+  void DeliverGuildLine(const std::string& guild, const std::string& from, const std::string& text,
+                        const std::vector<std::string>& members);
 
   // Everyone online, sorted by name (also the router's answer to `who`).
   std::vector<WhoEntry> Who() const override;
@@ -227,6 +236,8 @@ class WorldHost final : private ZoneRouter {
   void Channel(const std::string& channel, const std::string& from,
                const std::string& text) override;
   void SendParty(const std::string& to, PartyMessage message) override;
+  void GuildLine(const std::string& guild, const std::string& from, const std::string& text,
+                 const std::vector<std::string>& members) override;
   bool IsRunning(const std::string& zone_id) const override;
   void Forward(const std::string& name_key, std::string line, int hops) override;
   void Departed(const std::string& name_key) override;

@@ -93,6 +93,12 @@ class ZoneRouter {
   // when `zone` is empty: at most once, nothing stored (a world the bus cannot reach misses
   // it). Players of this world always hear it; false when the other worlds could not be told.
   virtual bool Announce(const std::string& zone, const std::string& text) = 0;
+  // A line of guild chat for the members of `guild` named in `members` (name keys), wherever
+  // they play; the speaker is among them and hears it too.
+  virtual void GuildLine(const std::string& guild, const std::string& from, const std::string& text,
+                         const std::vector<std::string>& members) {
+    (void)guild, (void)from, (void)text, (void)members;
+  }
 };
 
 // Everything a zone needs from outside, passed by the host. All references must outlive it.
@@ -103,6 +109,8 @@ struct ZoneDeps {
   CharacterPersistence* persistence = nullptr;
   MailPort* mail = nullptr;
   PasswordPort* passwords = nullptr;
+  // Guilds, friends and locales; null where nothing keeps them (the commands say so).
+  SocialPort* social = nullptr;
   ZoneRouter* router = nullptr;
   // Optional (null: boss kills are not published, `records` says the records are unavailable).
   GameEventPort* game_events = nullptr;
