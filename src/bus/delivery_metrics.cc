@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "telos/base/limits.h"
+
 namespace telos::bus {
 
 const std::vector<double>& DeliveryMetrics::BucketsMs() {
@@ -35,7 +37,7 @@ void DeliveryMetrics::Record(const DurableEvent& event, Disposition answer, int6
   const double age_ms =
       static_cast<double>(std::max<int64_t>(0, now_unix_ms - event.published_unix_ms));
   if (event.published_unix_ms < started_unix_ms_) {
-    const MetricLabels labels{{"subject", event.subject}};
+    const MetricLabels labels{{"subject", SubjectLabel(event.subject)}};
     metrics_
         .Counter("bus_catchup_events_total",
                  "Durable backlog events drained by a resuming consumer", labels)
@@ -47,6 +49,14 @@ void DeliveryMetrics::Record(const DurableEvent& event, Disposition answer, int6
     return;
   }
   lag_.Observe(age_ms);
+}
+
+std::string DeliveryMetrics::SubjectLabel(const std::string& subject) {
+  std::lock_guard lock(labels_mu_);
+  if (labelled_subjects_.count(subject) > 0) return subject;
+  if (labelled_subjects_.size() >= limits::kDurableCatchupSubjectLabelsMax) return "other";
+  labelled_subjects_.insert(subject);
+  return subject;
 }
 
 }  // namespace telos::bus

@@ -33,19 +33,33 @@ GameEventPublisher::~GameEventPublisher() {
 }
 
 void GameEventPublisher::Stop() {
-  in_flight_->Close();
-  size_t lost = 0;
+  in_flight_->Close();  // waits for a drainer in flight; a retry timer or a late Drain is refused
+  std::deque<store::GameEvent> left;
   {
     std::lock_guard lock(mu_);
     if (stopped_) return;
-    stopped_ = true;
-    lost = queue_.size();
-    queue_.clear();
+    stopped_ = true;  // a zone's Publish from now on is ignored
+    left.swap(queue_);
   }
   queued_gauge_.Set(0);
-  if (lost > 0) {
+  // What is still queued (a boss killed in a zone's last moments, or events held by an outage)
+  // is tried once more, head first, on this thread. The first failure ends it: the rest would
+  // only wait behind the head, and a stop must not wait out an outage.
+  while (!left.empty()) {
+    const Outcome outcome = PublishHead(left.front());
+    if (outcome == Outcome::kRetry) break;
+    if (outcome == Outcome::kStored) {
+      ++published_count_;
+      published_.Increment();
+    } else {
+      ++dropped_count_;
+      dropped_.Increment();
+    }
+    left.pop_front();
+  }
+  if (!left.empty()) {
     log_.Warn("game events still queued at shutdown are lost",
-              {{"events", static_cast<int64_t>(lost)}});
+              {{"events", static_cast<int64_t>(left.size())}});
   }
 }
 
@@ -130,14 +144,8 @@ GameEventPublisher::Outcome GameEventPublisher::PublishHead(store::GameEvent& ev
     }
     event.sequence = *sequence;
   }
-  if (!stream_ready_) {
-    if (Status s = streams_.EnsureStream(store::GameEventStreamSpec()); !s.ok()) {
-      log_.Warn("game event waits: the game-event stream is not ready",
-                {{"kind", event.kind}, {"error", s.ToString()}});
-      return Outcome::kRetry;
-    }
-    stream_ready_ = true;
-  }
+  // The stream is the director's to create (EnsureGameEventStream when it leads): a world's
+  // NATS user may not manage streams. Until it exists the publish is NotFound, and retried.
   auto ack = streams_.Publish(store::GameEventSubject(event.kind), store::EncodeGameEvent(event),
                               store::GameEventMsgId(event));
   if (ack.ok()) return Outcome::kStored;
@@ -148,8 +156,9 @@ GameEventPublisher::Outcome GameEventPublisher::PublishHead(store::GameEvent& ev
       Drop(event, ack.status().ToString());
       return Outcome::kDrop;
     case StatusCode::kNotFound:
-      stream_ready_ = false;  // the stream went away (a broker that lost its store): ensure again
-      break;
+      log_.Warn("game event waits: no game-event stream yet (the leading director creates it)",
+                {{"kind", event.kind}, {"sequence", event.sequence}});
+      return Outcome::kRetry;
     default: break;
   }
   log_.Warn(

@@ -32,7 +32,7 @@ class RecordingStreams final : public bus::DurableStreams {
   Status EnsureStream(const bus::StreamSpec& spec) override {
     std::lock_guard lock(mu);
     ensured.push_back(spec.name);
-    return Status::Ok();
+    return ensure_status;
   }
   Result<bus::PublishAck> Publish(std::string_view subject, std::string_view data,
                                   std::string_view msg_id) override {
@@ -65,6 +65,8 @@ class RecordingStreams final : public bus::DurableStreams {
   std::vector<Attempt> stored;
   bool down = false;
   bool refuse_next = false;
+  // What managing the stream answers: a world's NATS user may not (deploy/nats/permissions.conf).
+  Status ensure_status = Status::PermissionDenied("a world may not manage streams");
 };
 
 class GameEventPublisherTest : public ::testing::Test {
@@ -118,7 +120,7 @@ TEST_F(GameEventPublisherTest, EventsGoOutInOrderEachWithTheNextSequence) {
   EXPECT_EQ(first->at_ms, std::chrono::duration_cast<std::chrono::milliseconds>(
                               clock_.WallNow().time_since_epoch())
                               .count());
-  EXPECT_EQ(streams_.ensured, (std::vector<std::string>{"GAME_EVENTS"}));
+  EXPECT_TRUE(streams_.ensured.empty());  // the stream is the director's to manage
   EXPECT_EQ(publisher->published(), 2u);
   EXPECT_EQ(publisher->queued(), 0u);
 }
@@ -175,12 +177,36 @@ TEST_F(GameEventPublisherTest, AnEventTheStreamRefusesForGoodIsDroppedAndTheNext
   EXPECT_EQ(streams_.msg_ids(), (std::vector<std::string>{"world-1:2"}));
 }
 
+TEST_F(GameEventPublisherTest, AWorldThatMayNotManageStreamsStillPublishes) {
+  auto publisher = Make();
+  publisher->Publish("boss_kill", "dungeon:hollow_abbot", "Aldric");
+  EXPECT_EQ(streams_.msg_ids(), (std::vector<std::string>{"world-1:1"}));
+  EXPECT_EQ(publisher->published(), 1u);
+}
+
+TEST_F(GameEventPublisherTest, StopTriesWhatIsQueuedOnceMoreAndLosesOnlyFromAFailureOn) {
+  auto publisher = Make();
+  streams_.down = true;
+  publisher->Publish("boss_kill", "dungeon:hollow_abbot", "Aldric");
+  publisher->Publish("boss_kill", "dungeon:hollow_abbot", "Brenna");
+  EXPECT_EQ(publisher->queued(), 2u);
+  {
+    std::lock_guard lock(streams_.mu);
+    streams_.down = false;  // back just before the world stops; no retry timer has run
+  }
+  publisher->Stop();
+  EXPECT_EQ(streams_.msg_ids(), (std::vector<std::string>{"world-1:1", "world-1:2"}));
+  EXPECT_EQ(publisher->published(), 2u);
+  EXPECT_EQ(publisher->queued(), 0u);
+}
+
 TEST_F(GameEventPublisherTest, NothingIsPublishedAfterStop) {
   auto publisher = Make();
   streams_.down = true;
   publisher->Publish("boss_kill", "dungeon:hollow_abbot", "Aldric");
-  publisher->Stop();
+  publisher->Stop();  // the stream is still down: the one last try fails, the event is lost
   EXPECT_EQ(publisher->queued(), 0u);
+  EXPECT_EQ(publisher->published(), 0u);
   streams_.down = false;
   publisher->Publish("boss_kill", "dungeon:hollow_abbot", "Brenna");
   io_.restart();

@@ -34,12 +34,18 @@ RecordsAnnouncer::RecordsAnnouncer(bus::Bus& bus, std::string subject_prefix,
 void RecordsAnnouncer::OnApplied(const store::GameEvent& event) {
   // The count as of now: with one leader applying in stream order it is this event's.
   int64_t count = 0;
-  if (auto tallies = records_.Tallies(); tallies.ok()) {
-    for (const store::Tally& t : *tallies) {
-      if (t.kind == event.kind && t.subject == event.subject) count = t.count;
-    }
+  auto tallies = records_.Tallies();
+  if (!tallies.ok()) {
+    // The store went away since the apply: the records still hold it, only the line is lost.
+    log_.Warn(
+        "game event not announced: cannot read its tally",
+        {{"kind", event.kind}, {"subject", event.subject}, {"error", tallies.status().ToString()}});
+    return;
   }
-  if (count == 0) return;  // the store went away since the apply: the records still hold it
+  for (const store::Tally& t : *tallies) {
+    if (t.kind == event.kind && t.subject == event.subject) count = t.count;
+  }
+  if (count == 0) return;
   const std::string text = AppliedEventText(*pack_, event, count);
   if (text.empty()) return;
   const Status sent = bus_.Publish(AnnouncementSubject(subject_prefix_),

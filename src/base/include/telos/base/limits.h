@@ -212,6 +212,9 @@ inline constexpr int64_t kBusRequestTimeoutMsMax = 24 * 3'600'000;  // timeouts 
 // --- Durable streams (src/bus/durable.h and its backends)
 inline constexpr size_t kDurableNameBytesMax = 64;    // a stream or durable consumer name
 inline constexpr size_t kDurableMsgIdBytesMax = 128;  // a publish's deduplication id
+// Distinct subjects the catch-up instruments label (DeliveryMetrics): publishers choose the
+// subject, so past this many the rest share the label "other" and a series count stays bounded.
+inline constexpr size_t kDurableCatchupSubjectLabelsMax = 32;
 // How long one JetStream call (publish ack, stream or consumer admin) may wait for the server.
 inline constexpr int64_t kDurableCallTimeoutMsMax = 5'000;
 // Deliveries queued per in-process subscription (InProcessBusOptions' default).

@@ -18,11 +18,16 @@
 // Not here: commbus_durable_parked_total, which spec 000 counts once fleet-wide off the
 // broker's MAX_DELIVERIES advisory, not per consumer.
 //
+// The subject label is bounded: the first limits::kDurableCatchupSubjectLabelsMax subjects get
+// their own series, every later one shares "other" (a publisher picks the subject).
+//
 // Thread safety: Record() may be called from any thread (a consumer calls it from its own).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,6 +54,11 @@ class DeliveryMetrics {
   prometheus::Histogram& lag_;
   prometheus::Counter& poisoned_;
   std::atomic<uint64_t> last_seen_sequence_{0};
+  std::mutex labels_mu_;
+  std::set<std::string> labelled_subjects_;  // guarded by labels_mu_
+
+  // The label `subject` is counted under: itself, or "other" once the bound is reached.
+  std::string SubjectLabel(const std::string& subject);
 };
 
 }  // namespace telos::bus

@@ -13,8 +13,10 @@
 // failure the head waits kGameEventRetryDelayMs on an io timer. While the stream or the store is
 // down, events wait in a queue of at most queue_max; one past it is dropped, logged and counted
 // (game_events_dropped_total). An event the stream can never take (the broker refuses it as
-// malformed) is dropped the same way rather than stopping the queue for good. What is still
-// queued at Stop() is lost (logged): the queue is memory, the sequence is what survives.
+// malformed) is dropped the same way rather than stopping the queue for good. Stop() tries what
+// is still queued once more, head first, and loses (logs) the rest from the first failure on:
+// the queue is memory, the sequence is what survives. The publisher never creates the stream
+// (the leading director does; a world's NATS user may not): until it exists events wait.
 //
 // Instruments: game_events_published_total, game_events_dropped_total, game_events_queued.
 //
@@ -60,7 +62,8 @@ class GameEventPublisher final : public world::GameEventPort {
   // world::GameEventPort: queues the event (now, by the clock's wall time) and returns.
   void Publish(std::string kind, std::string subject, std::string actor) override;
 
-  // Publishes nothing more; waits for a publish in flight. Idempotent.
+  // Waits for a publish in flight, tries what is still queued once more (up to the first
+  // failure) and publishes nothing after. Idempotent.
   void Stop();
 
   size_t queued() const;
@@ -88,7 +91,6 @@ class GameEventPublisher final : public world::GameEventPort {
   prometheus::Gauge& queued_gauge_;
   std::atomic<uint64_t> published_count_{0};
   std::atomic<uint64_t> dropped_count_{0};
-  bool stream_ready_ = false;  // touched by the one drainer only
   std::shared_ptr<InFlightGate> in_flight_ = InFlightGate::Make();
 
   mutable std::mutex mu_;
