@@ -12,6 +12,11 @@ namespace {
 constexpr uint64_t kTwo52 = uint64_t{1} << 52;
 constexpr double kGrowthPerMs = 0.00006;
 
+// 128-bit intermediates keep stake × multiplier products exact; __extension__
+// tells -Wpedantic the GCC/Clang type is meant.
+__extension__ typedef unsigned __int128 Uint128;
+__extension__ typedef __int128 Int128;
+
 }  // namespace
 
 Hash OutcomeHash(const Hash& round_hash, std::string_view public_seed) {
@@ -26,18 +31,17 @@ uint64_t Outcome52(const Hash& outcome) {
 
 int64_t CrashPointX100(const Hash& outcome, int64_t edge_bp) {
   const uint64_t r = Outcome52(outcome);
-  const unsigned __int128 numerator =
-      static_cast<unsigned __int128>(10'000 - edge_bp) * static_cast<unsigned __int128>(kTwo52);
-  const unsigned __int128 denominator = static_cast<unsigned __int128>(100) * (kTwo52 - r);
-  const unsigned __int128 x100 = numerator / denominator;
-  if (x100 >= static_cast<unsigned __int128>(limits::kArcadeCrashX100Max)) {
+  const Uint128 numerator = static_cast<Uint128>(10'000 - edge_bp) * static_cast<Uint128>(kTwo52);
+  const Uint128 denominator = static_cast<Uint128>(100) * (kTwo52 - r);
+  const Uint128 x100 = numerator / denominator;
+  if (x100 >= static_cast<Uint128>(limits::kArcadeCrashX100Max)) {
     return limits::kArcadeCrashX100Max;
   }
   return std::max<int64_t>(100, static_cast<int64_t>(x100));
 }
 
 int64_t DiceRoll(const Hash& outcome) {
-  const unsigned __int128 scaled = static_cast<unsigned __int128>(Outcome52(outcome)) * 10'000;
+  const Uint128 scaled = static_cast<Uint128>(Outcome52(outcome)) * 10'000;
   return static_cast<int64_t>(scaled >> 52);
 }
 
@@ -45,12 +49,12 @@ int64_t DicePayout(int64_t stake, int64_t target, int64_t edge_bp) {
   RELEASE_ASSERT(stake >= 0 && target >= limits::kArcadeDiceTargetMin &&
                      target <= limits::kArcadeDiceTargetMax,
                  "a dice payout outside its bounds");
-  const __int128 payout = static_cast<__int128>(stake) * (10'000 - edge_bp) / target;
+  const Int128 payout = static_cast<Int128>(stake) * (10'000 - edge_bp) / target;
   return static_cast<int64_t>(payout);
 }
 
 int64_t CrashPayout(int64_t stake, int64_t cashout_x100) {
-  return static_cast<int64_t>(static_cast<__int128>(stake) * cashout_x100 / 100);
+  return static_cast<int64_t>(static_cast<Int128>(stake) * cashout_x100 / 100);
 }
 
 int64_t CrashCurveX100(int64_t elapsed_ms) {
