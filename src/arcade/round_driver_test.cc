@@ -43,7 +43,9 @@ class RoundDriverTest : public ::testing::Test {
     const std::vector<AccountBalance> balances = ledger_.Balances().value();
     for (const AccountBalance& b : balances) {
       sum += b.balance;
-      if (b.account != "house") EXPECT_GE(b.balance, 0) << b.account;
+      if (b.account != "house") {
+        EXPECT_GE(b.balance, 0) << b.account;
+      }
     }
     EXPECT_EQ(sum, 0);
   }

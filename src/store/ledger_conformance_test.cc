@@ -44,7 +44,9 @@ void ExpectBalanced(Ledger& ledger, const std::string& context) {
   int64_t sum = 0;
   for (const AccountBalance& b : *balances) {
     sum += b.balance;
-    if (b.account != "house") EXPECT_GE(b.balance, 0) << b.account << " " << context;
+    if (b.account != "house") {
+      EXPECT_GE(b.balance, 0) << b.account << " " << context;
+    }
     EXPECT_NE(b.balance, 0) << "Balances() lists only non-zero accounts: " << b.account;
   }
   EXPECT_EQ(sum, 0) << context;
@@ -348,7 +350,9 @@ LEDGER_TEST(RandomOperationSequencesKeepTheBooksBalanced) {
           << "step " << step << " posting " << batch[i].key << ": "
           << (*actual)[i].status().ToString() << " vs the model's "
           << (*expected)[i].status().ToString();
-      if ((*actual)[i].ok()) EXPECT_EQ((*actual)[i]->replayed, (*expected)[i]->replayed);
+      if ((*actual)[i].ok()) {
+        EXPECT_EQ((*actual)[i]->replayed, (*expected)[i]->replayed);
+      }
     }
     for (const Posting& p : batch) history.push_back(p);
     ExpectBalanced(ledger(), "step " + std::to_string(step));
