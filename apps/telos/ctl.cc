@@ -13,6 +13,7 @@
 #include "telos/director/director.h"
 #include "telos/directory/cluster_view.h"
 #include "telos/directory/redis_directory.h"
+#include "telos/redis/connection.h"
 #include "telos/shard/fleet_comms.h"
 #include "telos/shard/pack_reload.h"
 #include "telos/world/content.h"
@@ -68,8 +69,12 @@ int RunCtlCluster(const CtlClusterFlags& flags, const Config& config) {
   directory::RedisDirectory dir(*options, clock);
   auto view = directory::ReadClusterView(dir, zones, "ctl", HostName());
   if (!view.ok()) {
-    std::fprintf(stderr, "telos ctl cluster: cannot read the directory at %s: %s\n",
-                 redis_url->c_str(), view.status().ToString().c_str());
+    // host:port only: the URL may carry a password, and this message lands in terminals and logs.
+    auto address = redis::ParseUrl(*redis_url);
+    const std::string where =
+        address.ok() ? address->host + ":" + std::to_string(address->port) : "TELOS_REDIS";
+    std::fprintf(stderr, "telos ctl cluster: cannot read the directory at %s: %s\n", where.c_str(),
+                 view.status().ToString().c_str());
     return 1;
   }
   if (flags.json) {

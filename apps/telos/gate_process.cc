@@ -4,6 +4,7 @@
 #include "telos/base/utf8.h"
 #include "telos/directory/cluster_view.h"
 #include "telos/net/admin_routes.h"
+#include "telos/world/who_json.h"
 #include "version.h"
 
 namespace telos::app {
@@ -70,7 +71,7 @@ GateProcess::GateProcess(GateProcessOptions options, const world::Pack& pack,
       },
       blocking);
   front_.http().Handle("/api/who", [this](const net::HttpRequest&) {
-    return net::HttpResponse::Json(200, WhoJson(who_ ? who_() : link_.Who()));
+    return net::HttpResponse::Json(200, world::WhoJson(who_ ? who_() : link_.Who()));
   });
 }
 

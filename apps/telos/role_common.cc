@@ -10,7 +10,6 @@
 #include <cstdio>
 
 #include "telos/base/limits.h"
-#include "telos/world/who_json.h"
 #include "version.h"
 #include "web_files.h"
 
@@ -293,10 +292,6 @@ Result<std::string> AdvertisedAddress(const std::string& listen, const std::stri
         "TELOS_ADVERTISE: no non-loopback address to advertise for a wildcard listener; set it");
   }
   return found + listen.substr(colon);
-}
-
-std::string WhoJson(const std::vector<world::WhoEntry>& who) {
-  return world::WhoJson(who);
 }
 
 StopSignal::StopSignal(boost::asio::io_context& io, Logger& log) : signals_(io, SIGINT, SIGTERM) {

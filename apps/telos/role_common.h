@@ -187,9 +187,6 @@ class FrontDoor {
 // non-loopback IPv4 address with port P. InvalidArgument names the variable to set.
 Result<std::string> AdvertisedAddress(const std::string& listen, const std::string& advertise);
 
-// {"count":n,"players":[{"name","level","zone"}]} for /api/who.
-std::string WhoJson(const std::vector<world::WhoEntry>& who);
-
 // Waits for SIGINT or SIGTERM delivered through `io`. Construct before the io threads run.
 class StopSignal {
  public:

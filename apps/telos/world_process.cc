@@ -422,7 +422,7 @@ WorldProcess::StopReport WorldProcess::Stop() {
 
 void WorldProcess::AddRoutes(net::HttpServer& http) {
   http.Handle("/api/who", [this](const net::HttpRequest&) {
-    return net::HttpResponse::Json(200, app::WhoJson(host_.Who()));
+    return net::HttpResponse::Json(200, world::WhoJson(host_.Who()));
   });
 }
 

@@ -73,6 +73,13 @@ bool IsValidUtf8(std::string_view text) {
   return true;
 }
 
+std::string_view Utf8Prefix(std::string_view text, size_t max) {
+  if (text.size() <= max) return text;
+  size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut);
+}
+
 void AppendSanitizedUtf8(std::string& out, std::string_view text, Utf8Controls controls) {
   out.reserve(out.size() + text.size());
   // Runs of characters that pass are copied in one append, so clean text costs one scan.

@@ -133,5 +133,18 @@ TEST(Utf8Test, EveryScalarValueIsAcceptedAndNothingElseOfItsLength) {
   }
 }
 
+TEST(Utf8PrefixTest, CutsOnlyBetweenCharacters) {
+  const std::string text =
+      "ab\xE2\x82\xAC"
+      "cd";  // "ab€cd": € is three bytes
+  EXPECT_EQ(Utf8Prefix(text, 100), text);
+  EXPECT_EQ(Utf8Prefix(text, 5), "ab\xE2\x82\xAC");
+  for (size_t max : {2, 3, 4}) EXPECT_EQ(Utf8Prefix(text, max), "ab") << max;
+  EXPECT_EQ(Utf8Prefix(text, 0), "");
+  for (size_t max = 0; max <= text.size(); ++max) {
+    EXPECT_TRUE(IsValidUtf8(Utf8Prefix(text, max))) << max;
+  }
+}
+
 }  // namespace
 }  // namespace telos

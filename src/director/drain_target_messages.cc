@@ -79,14 +79,6 @@ Result<const json::array*> ArrayField(const json::object& object, std::string_vi
   return &value->as_array();
 }
 
-// The longest prefix of `text` of at most `max` bytes that does not end inside a UTF-8 sequence.
-std::string CutUtf8(std::string_view text, size_t max) {
-  if (text.size() <= max) return std::string(text);
-  size_t cut = max;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(text.substr(0, cut));
-}
-
 std::optional<StatusCode> CodeNamed(std::string_view name) {
   for (int c = static_cast<int>(StatusCode::kInvalidArgument);
        c <= static_cast<int>(kStatusCodeLast); ++c) {
@@ -167,7 +159,7 @@ std::string EncodeDrainTargetsError(const Status& status) {
       std::string_view(status.message()).substr(0, limits::kDirectorErrorTextBytesMax));
   return json::serialize(
       json::object{{"error", StatusCodeName(status.code())},
-                   {"message", CutUtf8(text, limits::kDirectorErrorTextBytesMax)}});
+                   {"message", Utf8Prefix(text, limits::kDirectorErrorTextBytesMax)}});
 }
 
 Result<DrainTargetsReply> DecodeDrainTargetsReply(std::string_view data) {
@@ -176,14 +168,16 @@ Result<DrainTargetsReply> DecodeDrainTargetsReply(std::string_view data) {
   if (const json::value* error = body->if_contains("error"); error != nullptr) {
     if (!error->is_string()) return Bad("\"error\" is not a string");
     const json::value* message = body->if_contains("message");
-    std::string text = message != nullptr && message->is_string()
-                           ? CutUtf8(message->as_string(), limits::kDirectorErrorTextBytesMax)
-                           : std::string();
+    std::string text =
+        message != nullptr && message->is_string()
+            ? std::string(Utf8Prefix(message->as_string(), limits::kDirectorErrorTextBytesMax))
+            : std::string();
     const std::optional<StatusCode> code = CodeNamed(error->as_string());
     if (!code.has_value()) {
-      return Status::Internal("director error \"" +
-                              CutUtf8(error->as_string(), limits::kDirectoryIdBytesMax) +
-                              "\": " + text);
+      return Status::Internal(
+          "director error \"" +
+          std::string(Utf8Prefix(error->as_string(), limits::kDirectoryIdBytesMax)) +
+          "\": " + text);
     }
     return Status(*code, "director: " + text);
   }

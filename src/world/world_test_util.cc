@@ -7,6 +7,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 
 #include "telos/base/limits.h"
+#include "telos/base/utf8.h"
 
 namespace telos::world::testing {
 
@@ -281,6 +282,11 @@ void FakeMail::Send(std::string from, std::string to, std::string subject, std::
   auto box = boxes.find(NameKey(to));
   if (box == boxes.end()) {
     done(Status::NotFound("no such character"));
+    return;
+  }
+  // PostgreSQL's text columns refuse invalid UTF-8; so does this fake.
+  if (!IsValidUtf8(subject) || !IsValidUtf8(body)) {
+    done(Status::InvalidArgument("invalid UTF-8"));
     return;
   }
   MailMessage message;

@@ -163,6 +163,12 @@ TEST_F(ZoneTest, AliasMailPasswordAndQuit) {
   EXPECT_THAT(world_->Do("Alice", "mail send zed hi"), HasSubstr("Nobody called 'zed'"));
   EXPECT_THAT(world_->Do("Bob", "mail"), HasSubstr("* #1 from Alice: the cake is in the oven"));
   EXPECT_THAT(world_->Do("Bob", "mail read 1"), HasSubstr("From: Alice"));
+  // The subject is the letter's first 40 bytes; "é" (2 bytes) straddles byte 40, so the cut
+  // keeps 39 and the letter still goes (a cut inside it would be refused as invalid UTF-8).
+  const std::string straddling = std::string(39, 'a') + "\xC3\xA9 and more";
+  EXPECT_THAT(world_->Do("Alice", "mail send bob " + straddling),
+              HasSubstr("Your letter to bob is on its way."));
+  EXPECT_THAT(world_->Do("Bob", "mail"), HasSubstr("#2 from Alice: " + std::string(39, 'a')));
   world_->passwords.passwords["alice"] = "old";
   world_->Do("Alice", "password");
   world_->Do("Alice", "wrong");

@@ -54,5 +54,14 @@ class DirectorConfigTest(unittest.TestCase):
                                    TELOS_DIRECTOR_MARGIN_PLAYERS="many")
 
 
+class CtlKeepsSecretsTest(unittest.TestCase):
+    def test_an_unreachable_directory_is_named_without_its_password(self):
+        # Port 1 refuses at once: the read fails after the settings were accepted.
+        done = run(["ctl", "cluster"], TELOS_REDIS="redis://:hunter2@127.0.0.1:1")
+        self.assertEqual(done.returncode, 1, done.stderr)
+        self.assertIn("127.0.0.1:1", done.stderr)
+        self.assertNotIn("hunter2", done.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

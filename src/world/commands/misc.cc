@@ -6,6 +6,7 @@
 
 #include "commands/registry.h"
 #include "telos/base/limits.h"
+#include "telos/base/utf8.h"
 #include "zone_core.h"
 
 namespace telos::world {
@@ -168,7 +169,9 @@ void Mail(CommandContext& c) {
       c.zone.Send(c.actor, "That letter is too long.");
       return;
     }
-    std::string subject(body.substr(0, std::min<size_t>(body.size(), 40)));
+    // The subject is the letter's start, cut where no character is split: stores refuse
+    // invalid UTF-8, so a cut inside one would lose the letter.
+    std::string subject(Utf8Prefix(body, limits::kMailSubjectFromBodyBytes));
     std::string recipient(to);
     mail.Send(c.actor.name, recipient, subject, std::string(body),
               [post, key, recipient](Status status) {

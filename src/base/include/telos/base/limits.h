@@ -157,6 +157,9 @@ inline constexpr size_t kRoomIdBytesMax = 128;
 inline constexpr size_t kCharactersPerAccountMax = 10;
 inline constexpr size_t kMailSenderBytesMax = 32;
 inline constexpr size_t kMailSubjectBytesMax = 80;
+// `mail send` makes the subject from the letter's first bytes, cut on a character boundary.
+inline constexpr size_t kMailSubjectFromBodyBytes = 40;
+static_assert(kMailSubjectFromBodyBytes <= kMailSubjectBytesMax);
 inline constexpr size_t kMailboxMessagesMax = 200;  // per recipient; a full box refuses mail
 // A game event's source, kind, subject, actor and its consumer's name (RecordsStore).
 inline constexpr size_t kRecordFieldBytesMax = 128;

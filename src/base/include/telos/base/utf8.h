@@ -31,6 +31,10 @@ size_t Utf8SequenceLength(std::string_view text, size_t i);
 
 bool IsValidUtf8(std::string_view text);
 
+// The longest prefix of `text` of at most `max` bytes that does not end inside a UTF-8
+// sequence: a cut for display or storage that never makes valid text invalid.
+std::string_view Utf8Prefix(std::string_view text, size_t max);
+
 enum class Utf8Controls : uint8_t {
   kKeep,  // control characters are copied like any other character
   kDrop,  // control characters are removed
