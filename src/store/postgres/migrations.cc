@@ -1,5 +1,7 @@
 #include "postgres/migrations.h"
 
+#include <algorithm>
+#include <chrono>
 #include <string>
 
 namespace telos::store::postgres {
@@ -78,6 +80,34 @@ Result<int64_t> ApplyMigrations(Connection& conn, std::span<const Migration> kno
     auto version = Step(conn, known, schema, now_ms);
     if (!version.ok() || *version == newest_known) return version;
   }
+}
+
+Status ValidateSchemaName(std::string_view schema) {
+  if (schema.empty()) return Status::Ok();
+  const bool ok = schema.size() <= 63 && !(schema[0] >= '0' && schema[0] <= '9') &&
+                  std::all_of(schema.begin(), schema.end(), [](char c) {
+                    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+                  });
+  if (ok) return Status::Ok();
+  return Status::InvalidArgument("the PostgreSQL schema name '" + std::string(schema) +
+                                 "' must be 1..63 lower-case letters, digits or '_', not "
+                                 "starting with a digit");
+}
+
+Result<MigratedConnection> OpenMigrated(const ConnectOptions& connect, const Clock& clock) {
+  TELOS_RETURN_IF_ERROR(ValidateSchemaName(connect.schema));
+  auto conn = Connection::Open(connect);
+  if (!conn.ok()) return conn.status();
+  const int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock.WallNow().time_since_epoch())
+          .count();
+  auto version = ApplyMigrations(**conn, EmbeddedMigrations(), connect.schema, now_ms);
+  if (!version.ok()) {
+    const std::string where =
+        connect.schema.empty() ? "PostgreSQL" : "PostgreSQL schema " + connect.schema;
+    return Status(version.status().code(), where + ": " + version.status().message());
+  }
+  return MigratedConnection{std::move(conn).value(), *version};
 }
 
 }  // namespace telos::store::postgres

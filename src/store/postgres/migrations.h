@@ -18,10 +18,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 
 #include "postgres/connection.h"
+#include "telos/base/clock.h"
 #include "telos/base/status.h"
 
 namespace telos::store::postgres {
@@ -42,5 +44,18 @@ std::span<const Migration> EmbeddedMigrations();
 // schema_migrations rows.
 Result<int64_t> ApplyMigrations(Connection& conn, std::span<const Migration> known,
                                 std::string_view schema, int64_t now_ms);
+
+// OK for the default schema (empty) or 1..63 of [a-z0-9_] not starting with a digit: the names
+// that need no quoting in SQL. InvalidArgument naming the schema otherwise.
+Status ValidateSchemaName(std::string_view schema);
+
+// A fresh connection with the embedded migrations applied: how every PostgreSQL-backed store
+// opens. `connect.schema` is validated first; a connection or migration error comes back
+// naming the schema. `clock`'s wall time stamps the migration rows.
+struct MigratedConnection {
+  std::unique_ptr<Connection> conn;
+  int64_t schema_version = 0;
+};
+Result<MigratedConnection> OpenMigrated(const ConnectOptions& connect, const Clock& clock);
 
 }  // namespace telos::store::postgres

@@ -288,17 +288,6 @@ class PostgresLedgerImpl final : public arcade::Ledger {
 Result<std::unique_ptr<arcade::Ledger>> PostgresLedger::Open(const PostgresLedgerOptions& options,
                                                              const Clock& clock) {
   if (options.conninfo.empty()) return Status::InvalidArgument("the PostgreSQL conninfo is empty");
-  const bool schema_ok =
-      options.schema.size() <= 63 &&
-      std::all_of(
-          options.schema.begin(), options.schema.end(),
-          [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }) &&
-      (options.schema.empty() || !(options.schema[0] >= '0' && options.schema[0] <= '9'));
-  if (!schema_ok) {
-    return Status::InvalidArgument("the PostgreSQL schema name '" + options.schema +
-                                   "' must be 1..63 lower-case letters, digits or '_', not "
-                                   "starting with a digit");
-  }
   if (options.connect_timeout_ms <= 0 || options.statement_timeout_ms < 0) {
     return Status::InvalidArgument(
         "connect_timeout_ms must be positive and statement_timeout_ms not negative");
@@ -308,20 +297,10 @@ Result<std::unique_ptr<arcade::Ledger>> PostgresLedger::Open(const PostgresLedge
                          .application_name = options.application_name,
                          .connect_timeout_ms = options.connect_timeout_ms,
                          .statement_timeout_ms = options.statement_timeout_ms};
-  auto conn = Connection::Open(connect);
-  if (!conn.ok()) return conn.status();
-  const int64_t now_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(clock.WallNow().time_since_epoch())
-          .count();
-  auto version =
-      postgres::ApplyMigrations(**conn, postgres::EmbeddedMigrations(), options.schema, now_ms);
-  if (!version.ok()) {
-    const std::string where =
-        options.schema.empty() ? "PostgreSQL" : "PostgreSQL schema " + options.schema;
-    return Status(version.status().code(), where + ": " + version.status().message());
-  }
+  auto opened = postgres::OpenMigrated(connect, clock);
+  if (!opened.ok()) return opened.status();
   return std::unique_ptr<arcade::Ledger>(
-      new PostgresLedgerImpl(std::move(connect), std::move(conn).value(), clock));
+      new PostgresLedgerImpl(std::move(connect), std::move(opened->conn), clock));
 }
 
 }  // namespace telos::store

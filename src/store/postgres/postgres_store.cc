@@ -890,24 +890,11 @@ class PostgresStoreImpl final : public PostgresStore {
   const int64_t schema_version_;
 };
 
-Status ValidateSchemaName(std::string_view schema) {
-  if (schema.empty()) return Status::Ok();
-  const bool ok = schema.size() <= 63 && !(schema[0] >= '0' && schema[0] <= '9') &&
-                  std::all_of(schema.begin(), schema.end(), [](char c) {
-                    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-                  });
-  if (ok) return Status::Ok();
-  return Status::InvalidArgument("the PostgreSQL schema name " + Quoted(schema) +
-                                 " must be 1..63 lower-case letters, digits or '_', not "
-                                 "starting with a digit");
-}
-
 }  // namespace
 
 Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const PostgresStoreOptions& options,
                                                            const Clock& clock) {
   if (options.conninfo.empty()) return Status::InvalidArgument("the PostgreSQL conninfo is empty");
-  TELOS_RETURN_IF_ERROR(ValidateSchemaName(options.schema));
   if (options.connect_timeout_ms <= 0) {
     return Status::InvalidArgument("connect_timeout_ms must be positive");
   }
@@ -922,20 +909,10 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const PostgresStoreOp
                          .application_name = options.application_name,
                          .connect_timeout_ms = options.connect_timeout_ms,
                          .statement_timeout_ms = options.statement_timeout_ms};
-  auto conn = Connection::Open(connect);
-  if (!conn.ok()) return conn.status();
-  const int64_t now_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(clock.WallNow().time_since_epoch())
-          .count();
-  auto version =
-      postgres::ApplyMigrations(**conn, postgres::EmbeddedMigrations(), options.schema, now_ms);
-  if (!version.ok()) {
-    const std::string where =
-        options.schema.empty() ? "PostgreSQL" : "PostgreSQL schema " + options.schema;
-    return Status(version.status().code(), where + ": " + version.status().message());
-  }
-  return std::unique_ptr<PostgresStore>(
-      new PostgresStoreImpl(std::move(connect), options, clock, std::move(conn).value(), *version));
+  auto opened = postgres::OpenMigrated(connect, clock);
+  if (!opened.ok()) return opened.status();
+  return std::unique_ptr<PostgresStore>(new PostgresStoreImpl(
+      std::move(connect), options, clock, std::move(opened->conn), opened->schema_version));
 }
 
 int64_t PostgresSchemaVersionKnown() {
