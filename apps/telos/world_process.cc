@@ -80,6 +80,7 @@ shard::WorldShardOptions ShardOptions(const WorldRoleSettings& settings, const w
   options.lobby_zone = pack.start_room.zone;
   options.link_dead_ms = OrDefault(settings.link_dead_ms, limits::kLinkDeadMs);
   options.version = kVersion;
+  options.zone_lease_ttl_ms = settings.lease_ttl_ms;
   return options;
 }
 

@@ -96,7 +96,8 @@ void ShardDrain::HandOverZone(const std::string& zone, const directory::ZoneOwne
 }
 
 Result<ShardDrain::Fault> ShardDrain::Move(const std::string& zone, uint64_t epoch,
-                                           const directory::ShardInfo& to, uint64_t* new_epoch) {
+                                           const directory::ShardInfo& to,
+                                           directory::ZoneOwner* next) {
   // One fenced step: the lease is never ownerless.
   auto moved =
       directory_.TransferZone(zone, options_.shard_id, epoch, to.id, options_.lease_ttl_ms);
@@ -107,10 +108,30 @@ Result<ShardDrain::Fault> ShardDrain::Move(const std::string& zone, uint64_t epo
   }
   // Nothing renews the zone here from now on; if it comes back it is a new tenure.
   keeper_.Forget(zone);
-  *new_epoch = moved->epoch;
   const directory::ZoneOwner owner{to.id, to.endpoint, moved->epoch, moved->ttl_ms};
+  *next = owner;
   Fault fault = Fault::kHandoff;
-  if (Status adopted = hand_over_.CallAdopt(owner, zone, moved->epoch); AdoptionUnknown(adopted)) {
+  Status adopted = hand_over_.CallAdopt(owner, zone, moved->epoch);
+  if (adopted.code() == StatusCode::kConflict) {
+    // "Moved": the peer turned out to be draining (its mark came after this drain or the
+    // director looked) and passed the lease on. The directory names where it went; the
+    // players follow it there.
+    auto owner_now = directory_.OwnerOfZone(zone);
+    if (owner_now.ok() && *owner_now && (*owner_now)->shard_id != options_.shard_id &&
+        !(*owner_now)->endpoint.empty()) {
+      *next = **owner_now;
+      log_.Info("drain: zone moved",
+                {{"zone", zone}, {"to", next->shard_id}, {"via", to.id}, {"epoch", next->epoch}});
+      return fault;
+    }
+    // Where it went cannot be read now: the players go to the peer, which refuses them if it
+    // no longer has the zone, and those are routed again by their gates.
+    fault = Fault::kAdoptUnknown;
+    log_.Warn("drain: the peer passed the zone on, but its new owner cannot be read",
+              {{"zone", zone},
+               {"peer", to.id},
+               {"error", owner_now.ok() ? "no live owner" : owner_now.status().ToString()}});
+  } else if (AdoptionUnknown(adopted)) {
     // No answer in time is not a refusal: the peer may have started the zone all the same
     // (its keeper may still be doing it). The lease is the peer's either way, so the players
     // follow as if it had; a handoff the peer cannot take is refused there, and those
@@ -238,13 +259,12 @@ DrainResult ShardDrain::Run() {
         continue;
       }
     }
-    uint64_t new_epoch = 0;
-    auto fault = Move(zone, epoch, *peer, &new_epoch);
+    directory::ZoneOwner next;
+    auto fault = Move(zone, epoch, *peer, &next);
     if (!fault.ok()) continue;
     ++result.zones_moved;
     if (*fault == Fault::kAdoptUnknown) ++result.zones_adoption_unknown;
-    HandOverZone(zone, directory::ZoneOwner{peer->id, peer->endpoint, new_epoch, 0}, *fault,
-                 progress);
+    HandOverZone(zone, next, *fault, progress);
   }
   // The lobby runs on every shard: its players go to the least loaded peer's.
   if (auto chosen = reserve_target(options_.lobby_zone); chosen.ok()) {
@@ -326,8 +346,9 @@ Result<ZoneDrainResult> ShardDrain::DrainZone(const std::string& zone, const std
       directory_.Reserve(target, std::max<int64_t>(1, players),
                          options_.zone_deadline_ms + limits::kShardDrainPresenceReflectMs);
   auto progress = std::make_shared<Progress>();
-  uint64_t new_epoch = 0;
-  auto fault = Move(zone, it->second, *peer, &new_epoch);
+  directory::ZoneOwner next;
+  auto fault = Move(zone, it->second, *peer, &next);
+  const uint64_t new_epoch = next.epoch;
   if (!fault.ok()) {
     if (reservation.ok()) (void)directory_.ReleaseReservation(target, reservation->id);
     return fault.status();
@@ -336,8 +357,7 @@ Result<ZoneDrainResult> ShardDrain::DrainZone(const std::string& zone, const std
   result.epoch = new_epoch;
   result.adoption_unknown = *fault == Fault::kAdoptUnknown;
   result.adoption_refused = *fault == Fault::kAdoptRefused;
-  HandOverZone(zone, directory::ZoneOwner{peer->id, peer->endpoint, new_epoch, 0}, *fault,
-               progress);
+  HandOverZone(zone, next, *fault, progress);
   std::map<Fault, size_t> reclaimed_by;
   {
     std::unique_lock lock(progress->mu);
@@ -356,7 +376,7 @@ Result<ZoneDrainResult> ShardDrain::DrainZone(const std::string& zone, const std
   result.took_ms = ElapsedMs(started, clock_.Now());
   log_.Info("drain: one zone moved and torn down here",
             {{"zone", zone},
-             {"to", target},
+             {"to", next.shard_id},
              {"epoch", new_epoch},
              {"settled", result.settled},
              {"redirected", static_cast<int64_t>(result.redirected)},

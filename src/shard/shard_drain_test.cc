@@ -22,6 +22,7 @@
 namespace telos::shard {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -42,6 +43,7 @@ class RecordingHandOver final : public DrainHandOver {
                    uint64_t epoch) override {
     std::lock_guard lock(mu_);
     adopts.push_back(to.shard_id + " " + zone + "@" + std::to_string(epoch));
+    if (on_adopt) return on_adopt(to, zone, epoch);
     return adopt_status;
   }
   void HandOver(std::vector<world::PlayerTransfer> players, directory::ZoneOwner to,
@@ -65,7 +67,8 @@ class RecordingHandOver final : public DrainHandOver {
   bool hold = false;
   bool reclaim = false;  // the peer takes none of the players
   bool began = false;
-  Status adopt_status;  // what every CallAdopt answers
+  Status adopt_status;  // what every CallAdopt answers, unless on_adopt is set
+  std::function<Status(const directory::ZoneOwner&, const std::string&, uint64_t)> on_adopt;
   std::vector<std::string> adopts, handed;
   std::vector<std::function<void()>> held_done;
 };
@@ -220,6 +223,37 @@ TEST_F(ShardDrainTest, AnAdoptionThePeerRefusesIsARefusal) {
   const std::string log = LogText();
   EXPECT_THAT(log, HasSubstr("peer refused to adopt the zone"));
   EXPECT_THAT(log, Not(HasSubstr("maybe applied"))) << log;
+}
+
+// The peer chosen turned out to be draining (its mark came after this drain read the shards):
+// it passed the lease on to C and answered Conflict ("moved"). The drain re-reads the zone's
+// owner and the players follow the zone to C, not to the peer that no longer has it.
+TEST_F(ShardDrainTest, APeerThatPassesTheZoneOnIsFollowedToItsNewOwner) {
+  ASSERT_TRUE(directory_.RegisterShard("B", "b.test:7000", kTtlMs).ok());
+  ASSERT_TRUE(directory_.RegisterShard("C", "c.test:7000", kTtlMs).ok());
+  ASSERT_TRUE(directory_.ReportOccupancy("C", {{"forest", 40}}).ok());  // B (empty) is chosen
+  ASSERT_TRUE(testing_util::LoginAt(*host_, "Ada", "town:north_gate").ok());
+  world_.executor.RunReady();
+  hand_over_.on_adopt = [this](const directory::ZoneOwner& to, const std::string& zone,
+                               uint64_t epoch) {
+    auto passed = directory_.TransferZone(zone, to.shard_id, epoch, "C", kTtlMs);
+    RELEASE_ASSERT(passed.ok(), passed.status().ToString());
+    return Status::Conflict("zone " + zone + " moved to C: shard B is draining");
+  };
+
+  const DrainResult result = RunDrain();
+  EXPECT_TRUE(result.complete);
+  EXPECT_EQ(result.zones_moved, 1u);
+  EXPECT_EQ(result.zones_adoption_unknown, 0u);
+  EXPECT_EQ(result.reclaimed, 0u);
+  EXPECT_THAT(hand_over_.adopts, ElementsAre("B town@2"));
+  EXPECT_THAT(hand_over_.handed, Contains("Ada->C"));
+  EXPECT_THAT(hand_over_.handed, Not(Contains("Ada->B")));
+  auto owner = directory_.OwnerOfZone("town");
+  ASSERT_TRUE(owner.ok() && owner->has_value());
+  EXPECT_EQ((*owner)->shard_id, "C");
+  const std::string log = LogText();
+  EXPECT_THAT(log, Not(HasSubstr("refused"))) << log;
 }
 
 // A peer that is itself draining would refuse the Adopt, stranding the lease until it lapsed:

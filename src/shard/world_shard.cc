@@ -14,6 +14,24 @@ namespace asio = boost::asio;
 namespace {
 constexpr size_t kControlBytes = 64;           // a reply, redirect or notice in a frame
 constexpr int64_t kDescribeDeadlineMs = 1000;  // one peer's answer at boot
+// A zone owner another shard can be sent to: its registration has not lapsed (an owner whose
+// registration lapsed comes back from the directory without an endpoint).
+bool LiveOwner(const directory::ZoneOwner& owner) {
+  return !owner.shard_id.empty() && !owner.endpoint.empty();
+}
+
+// A claim whose answer was lost with the store (it went away mid-write) may or may not have
+// been applied, and the character is not resident here either way: the login is retried. The
+// gate retries Unavailable on its own; any other refusal would drop the player. A retried claim
+// mints a newer owner_epoch, fencing whatever the lost one may have applied (nothing was saved
+// under it). Other errors pass as they are.
+Status LoginRetryable(const Status& claim) {
+  if (claim.code() == StatusCode::kUnknownResult || claim.code() == StatusCode::kDeadlineExceeded) {
+    return Status::Unavailable("the character store did not confirm the claim; try again (" +
+                               claim.message() + ")");
+  }
+  return claim;
+}
 }  // namespace
 
 WorldShard::WorldShard(WorldShardOptions options, world::WorldHost& host,
@@ -117,7 +135,7 @@ void WorldShard::RefreshRoutes() {
     if (std::find(running.begin(), running.end(), zone.id) != running.end()) continue;
     auto owner = directory_.OwnerOfZone(zone.id);
     if (!owner.ok()) return;  // directory unreachable: keep the last view
-    if (*owner && (*owner)->shard_id != options_.shard_id && !(*owner)->endpoint.empty()) {
+    if (*owner && (*owner)->shard_id != options_.shard_id && LiveOwner(**owner)) {
       owners[zone.id] = **owner;
     }
   }
@@ -490,7 +508,7 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
   }
   auto claimed =
       characters_.ClaimOwnership(claim->character, static_cast<int64_t>(placement_epoch));
-  if (!claimed.ok()) return SendAttached(stream, session, claimed.status(), "");
+  if (!claimed.ok()) return SendAttached(stream, session, LoginRetryable(claimed.status()), "");
   if (to_lobby) state->room = host_.pack()->start_room;
 
   ResidentEntry entry;
@@ -923,6 +941,22 @@ void WorldShard::ShipPlayer(world::PlayerTransfer transfer) {
   if (!SendPlayer(transfer, *owner).ok()) Bounce(std::move(transfer));
 }
 
+std::optional<directory::ZoneOwner> WorldShard::MovedOwner(const std::string& zone,
+                                                           const directory::ZoneOwner& asked,
+                                                           const Status& answer) {
+  // "Not hosted here" (FailedPrecondition) or "moved" (Conflict): the zone went on.
+  if (answer.code() != StatusCode::kFailedPrecondition && answer.code() != StatusCode::kConflict) {
+    return std::nullopt;
+  }
+  auto owner = directory_.OwnerOfZone(zone);
+  if (!owner.ok() || !*owner) return std::nullopt;
+  if (!LiveOwner(**owner) || (*owner)->shard_id == asked.shard_id ||
+      (*owner)->shard_id == options_.shard_id) {
+    return std::nullopt;
+  }
+  return **owner;
+}
+
 Status WorldShard::SendPlayer(const world::PlayerTransfer& transfer,
                               const directory::ZoneOwner& owner) {
   const Instant started = clock_.Now();
@@ -959,12 +993,22 @@ Status WorldShard::SendPlayer(const world::PlayerTransfer& transfer,
   const std::string blob = auth::SignSnapshot(handoff_key_, snapshot);
 
   Status s = CallHandoff(owner.endpoint, blob);
+  directory::ZoneOwner to = owner;
+  if (auto next = MovedOwner(zone, owner, s)) {
+    // The zone moved on since the route was read (a draining owner passed it on): once more,
+    // at the owner the directory names now. The snapshot is the same; its epoch still fences.
+    log_.Info(
+        "handoff: the zone moved on; trying its new owner",
+        {{"character", key}, {"zone", zone}, {"was", owner.shard_id}, {"to", next->shard_id}});
+    to = *next;
+    s = CallHandoff(to.endpoint, blob);
+  }
   if (!s.ok() && (s.code() == StatusCode::kDeadlineExceeded ||
                   s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kUnknownResult)) {
     // Maybe applied: the placement record says whether the destination took the player.
     auto placement = directory_.LookupPlacement(key);
     if (placement.ok() && *placement && (*placement)->epoch >= snapshot.placement_epoch &&
-        (*placement)->shard == owner.shard_id) {
+        (*placement)->shard == to.shard_id) {
       s = Status::Ok();
     }
   }
@@ -985,8 +1029,8 @@ Status WorldShard::SendPlayer(const world::PlayerTransfer& transfer,
     stream->Send(kControlBytes, [&](telos::v1::ShardFrame& out) {
       auto* redirect = out.add_redirects();
       redirect->set_session(session);
-      redirect->set_shard_id(owner.shard_id);
-      redirect->set_endpoint(owner.endpoint);
+      redirect->set_shard_id(to.shard_id);
+      redirect->set_endpoint(to.endpoint);
       redirect->set_handoff_token(snapshot.token);
     });
   }
@@ -994,7 +1038,7 @@ Status WorldShard::SendPlayer(const world::PlayerTransfer& transfer,
   handoff_ms_.Observe(static_cast<double>(ElapsedMs(started, clock_.Now())));
   log_.Info("handoff sent", {{"character", transfer.state.name},
                              {"zone", zone},
-                             {"to", owner.shard_id},
+                             {"to", to.shard_id},
                              {"epoch", static_cast<int64_t>(snapshot.placement_epoch)}});
   return Status::Ok();
 }
@@ -1071,9 +1115,9 @@ Status WorldShard::AdoptZone(const telos::v1::AdoptRequest& request) {
   Status s;
   if (draining) {
     // Its own zones are moving to peers: a zone started here now would have to be moved again,
-    // and this drain would not move it (it walks the leases it held when it began).
-    s = Status::FailedPrecondition("shard " + options_.shard_id +
-                                   " is draining: it adopts no zones");
+    // and this drain would not move it (it walks the leases it held when it began). The lease
+    // is this shard's now (the sender moved it before asking): it goes on, never started here.
+    s = PassOn(request.zone(), request.epoch(), request.from_shard());
   } else {
     s = adopter_ ? adopter_(request.zone(), request.epoch())
                  : Status::Unavailable("not adopting zones");
@@ -1083,8 +1127,49 @@ Status WorldShard::AdoptZone(const telos::v1::AdoptRequest& request) {
              {"epoch", static_cast<int64_t>(request.epoch())},
              {"from", request.from_shard()},
              {"status", s.ToString()}});
-  if (s.ok()) RefreshRoutes();
+  if (s.ok() || s.code() == StatusCode::kConflict) RefreshRoutes();
   return s;
+}
+
+Status WorldShard::PassOn(const std::string& zone, uint64_t epoch, const std::string& from) {
+  const std::string refusal = "shard " + options_.shard_id + " is draining: it adopts no zones";
+  directory::DrainTargetRequest pick;
+  pick.exclude = {options_.shard_id};
+  if (!from.empty()) pick.exclude.push_back(from);  // it is giving the zone away
+  pick.amount = 1;
+  pick.holder = options_.shard_id;
+  auto target = directory_.SelectDrainTarget(pick);
+  if (!target.ok()) {
+    log_.Warn("zone needs (re)assignment", {{"zone", zone},
+                                            {"owner", options_.shard_id},
+                                            {"epoch", static_cast<int64_t>(epoch)},
+                                            {"error", target.status().ToString()}});
+    return Status::FailedPrecondition(refusal + "; no live peer to pass it on to");
+  }
+  const std::string next = target->reservation.target;
+  auto moved =
+      directory_.TransferZone(zone, options_.shard_id, epoch, next, options_.zone_lease_ttl_ms);
+  if (!moved.ok()) {
+    (void)directory_.ReleaseReservation(next, target->reservation.id);
+    return Status::FailedPrecondition(refusal +
+                                      "; passing it on failed: " + moved.status().ToString());
+  }
+  auto owner = directory_.OwnerOfZone(zone);
+  const std::string endpoint =
+      owner.ok() && *owner && (*owner)->shard_id == next && LiveOwner(**owner) ? (*owner)->endpoint
+                                                                               : "";
+  Status adopted = Status::Unavailable("the next owner has no endpoint");
+  if (!endpoint.empty()) {
+    adopted = CallAdopt({next, endpoint, moved->epoch, moved->ttl_ms}, zone, moved->epoch);
+  }
+  log_.Info("draining: a zone handed here was passed on",
+            {{"zone", zone},
+             {"from", from},
+             {"to", next},
+             {"epoch", static_cast<int64_t>(moved->epoch)},
+             {"adopt", adopted.ToString()}});
+  // The lease is the next owner's whatever its Adopt said: the sender re-reads it from there.
+  return Status::Conflict("zone " + zone + " moved to " + next + ": " + refusal);
 }
 
 }  // namespace telos::shard

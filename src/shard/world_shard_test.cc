@@ -74,6 +74,7 @@ constexpr std::string_view kPasswordHash = "$argon2id$v=19$m=65536,t=2,p=1$c2Fsd
 constexpr int32_t kCodeOk = static_cast<int32_t>(StatusCode::kOk);
 constexpr int32_t kCodePermissionDenied = static_cast<int32_t>(StatusCode::kPermissionDenied);
 constexpr int32_t kCodeFailedPrecondition = static_cast<int32_t>(StatusCode::kFailedPrecondition);
+constexpr int32_t kCodeUnavailable = static_cast<int32_t>(StatusCode::kUnavailable);
 // The fleet's caller tokens, one per role (WorldShardOptions).
 const std::string kGateToken = "gate-token-of-the-test-fleet";
 const std::string kWorldToken = "world-token-of-the-test-fleet";
@@ -140,6 +141,51 @@ class NoPasswords final : public world::PasswordPort {
   }
 };
 
+// A character store whose next ownership claims are applied and then answered with `lost`, as
+// when PostgreSQL goes away mid-write: the row's owner_epoch rose, the caller never heard.
+class LosingClaimStore final : public store::CharacterStore {
+ public:
+  explicit LosingClaimStore(store::CharacterStore& inner) : inner_(inner) {}
+  void LoseNextClaims(int n, Status lost) {
+    std::lock_guard lock(mu_);
+    losses_left_ = n;
+    lost_ = std::move(lost);
+  }
+  Result<store::CharacterRecord> Create(const store::CharacterRecord& r) override {
+    return inner_.Create(r);
+  }
+  Result<store::CharacterRecord> Load(std::string_view name) override { return inner_.Load(name); }
+  Result<std::vector<store::CharacterRecord>> ListByAccount(int64_t account_id) override {
+    return inner_.ListByAccount(account_id);
+  }
+  Status Delete(std::string_view name) override { return inner_.Delete(name); }
+  Result<store::CharacterRecord> ClaimOwnership(std::string_view name,
+                                                int64_t directory_epoch) override {
+    auto claimed = inner_.ClaimOwnership(name, directory_epoch);
+    std::lock_guard lock(mu_);
+    if (losses_left_ == 0) return claimed;
+    --losses_left_;
+    return lost_;
+  }
+  Result<int64_t> Save(const store::CharacterRecord& r, int64_t expected_state_version,
+                       int64_t writer_owner_epoch) override {
+    return inner_.Save(r, expected_state_version, writer_owner_epoch);
+  }
+  Result<int64_t> RaiseZoneFence(std::string_view zone, int64_t lease_epoch,
+                                 std::string_view shard) override {
+    return inner_.RaiseZoneFence(zone, lease_epoch, shard);
+  }
+  Result<std::vector<store::ZoneWrite>> ListZoneWrites(int64_t after_id, size_t limit) override {
+    return inner_.ListZoneWrites(after_id, limit);
+  }
+
+ private:
+  store::CharacterStore& inner_;
+  std::mutex mu_;
+  int losses_left_ = 0;  // guarded by mu_
+  Status lost_;          // guarded by mu_
+};
+
 // What every shard of the test fleet shares: clock, log, store, directory, keys and content.
 struct Fleet {
   Fleet() {
@@ -171,6 +217,9 @@ struct NodeOptions {
   std::optional<auth::KeyRing> handoff_verify_keys;
   // How the shard calls its peers: over gRPC (null) or these, in process.
   WorldPeers* peers = nullptr;
+  // The character store the shard claims and loads through (null: the fleet's own).
+  store::CharacterStore* characters = nullptr;
+  int64_t route_refresh_ms = 1'000;  // how often the shard re-reads zone owners on its own
 };
 
 // Ends the process with a diagnosis when a blocking step of a teardown does not return in
@@ -227,11 +276,13 @@ class Node {
     // once the server has picked a port.
     shard_options.lobby_zone = fleet.pack->start_room.zone;
     shard_options.link_dead_ms = options.link_dead_ms;
-    shard =
-        std::make_unique<WorldShard>(shard_options, *host, fleet.directory, fleet.db->characters(),
-                                     persistence, fleet.account_key.verify_key(), fleet.handoff_key,
-                                     options.peers != nullptr ? *options.peers : grpc_peers, io,
-                                     Blocking(), fleet.clock, fleet.log, metrics);
+    shard_options.route_refresh_ms = options.route_refresh_ms;
+    shard = std::make_unique<WorldShard>(
+        shard_options, *host, fleet.directory,
+        options.characters != nullptr ? *options.characters : fleet.db->characters(), persistence,
+        fleet.account_key.verify_key(), fleet.handoff_key,
+        options.peers != nullptr ? *options.peers : grpc_peers, io, Blocking(), fleet.clock,
+        fleet.log, metrics);
     service = std::make_unique<WorldService>(
         *shard, WorldServiceOptions{.gate_token = kGateToken, .world_token = kWorldToken},
         fleet.log);
@@ -897,6 +948,40 @@ TEST_F(WorldShardTest, AttachRefusals) {
   EXPECT_EQ(code_of(7), kCodePermissionDenied);
 }
 
+// A login whose ownership claim was lost with the store (UnknownResult, DeadlineExceeded: the
+// store went away mid-write) is answered Unavailable, which the gate retries on its own, not a
+// refusal that drops the player (issue 22, the flake of chaos test_6). The retry plays.
+TEST_F(WorldShardTest, ALoginWhoseClaimWasLostWithTheStoreIsRetriedNotRefused) {
+  LosingClaimStore characters(fleet_.db->characters());
+  NodeOptions options{"a", {"lobby", "town"}};
+  options.characters = &characters;
+  Node& a = StartNode(options);
+  const int64_t account = CreateAccount("alice");
+  CreateCharacter(account, "Alice", "lobby:atrium");
+
+  GateStream gate(*a.stub, "gate-1");
+  const Status lost[] = {Status::UnknownResult("connection lost during COMMIT"),
+                         Status::DeadlineExceeded("statement timeout")};
+  uint64_t session = 1;
+  for (const Status& why : lost) {
+    characters.LoseNextClaims(1, why);
+    gate.Attach(session, Assertion(account, "Alice"));
+    auto attached = gate.NextAttached(session);
+    ASSERT_TRUE(attached.has_value()) << why.ToString();
+    EXPECT_EQ(attached->code(), kCodeUnavailable) << why.ToString() << ": " << attached->message();
+    EXPECT_EQ(a.shard->residents(), 0u);
+    ++session;
+  }
+  const int64_t lost_epoch = Row("Alice").owner_epoch;  // the lost claims were applied
+  gate.Attach(session, Assertion(account, "Alice"));
+  auto attached = gate.NextAttached(session);
+  ASSERT_TRUE(attached.has_value());
+  EXPECT_EQ(attached->code(), kCodeOk) << attached->message();
+  EXPECT_THAT(gate.OutputUntil(session, "The Atrium of Arrivals"),
+              HasSubstr("The Atrium of Arrivals"));
+  EXPECT_GT(Row("Alice").owner_epoch, lost_epoch);  // the retry fences what the lost claim held
+}
+
 // ------------------------------------------------------------------ callers and gate ids
 
 // Opens a Play stream presenting `token` (empty: none), writes `frames` and half-closes at once;
@@ -1061,6 +1146,65 @@ TEST_F(WorldShardTest, ADrainingShardRefusesToAdopt) {
   EXPECT_EQ(rpc::FromGrpc(over_grpc).code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(adopted.load(), 1) << "a draining shard ran the adopter";
   EXPECT_TRUE(fleet_.sink->Contains("zone adoption refused")) << fleet_.sink->Text();
+}
+
+// A zone handed to a shard that has begun draining (the move raced its draining mark) is never
+// hosted there: the drainer passes the lease on to a live, not draining peer other than the
+// sender and answers Conflict ("moved"). A peer whose route still names the drainer is told
+// the zone is not hosted there, re-reads the owner and hands the player to where it went.
+TEST_F(WorldShardTest, ADrainingShardPassesAHandedZoneOnAndAHandoffFollowsItThere) {
+  Node& c = StartNode({"c", {"lobby", "dungeon"}});
+  std::mutex adopted_mu;
+  std::vector<std::string> adopted_by_c;
+  c.shard->SetAdopter([&](const std::string& zone, uint64_t) {
+    {
+      std::lock_guard lock(adopted_mu);
+      adopted_by_c.push_back(zone);
+    }
+    return c.host->StartZone(zone);
+  });
+  Node& dr = StartNode({"dr", {"lobby"}});
+  dr.shard->SetAdopter([](const std::string&, uint64_t) { return Status::Ok(); });
+  // The sender moved forest's lease to dr before asking it to adopt.
+  auto grant = fleet_.directory.ClaimZone("forest", "dr", kLeaseTtlMs);
+  ASSERT_TRUE(grant.ok()) << grant.status().ToString();
+  NodeOptions walker{"a", {"lobby", "town"}};
+  walker.route_refresh_ms = 600'000;  // its route to forest stays the one read here
+  Node& a = StartNode(walker);
+  a.shard->RefreshRoutes();
+  ASSERT_TRUE(a.shard->IsRemote("forest"));
+  ASSERT_TRUE(fleet_.directory.ReportOccupancy("a", {{"town", 50}}).ok());  // c is lighter
+
+  dr.shard->BeginDrain();
+  const Status moved = Adopt(dr, "forest", grant->epoch);
+  EXPECT_EQ(moved.code(), StatusCode::kConflict) << moved.ToString();
+  EXPECT_THAT(moved.message(), HasSubstr("moved to c"));
+  auto owner = fleet_.directory.OwnerOfZone("forest");
+  ASSERT_TRUE(owner.ok() && owner->has_value());
+  EXPECT_EQ((*owner)->shard_id, "c");
+  EXPECT_GT((*owner)->epoch, grant->epoch);
+  {
+    std::lock_guard lock(adopted_mu);
+    EXPECT_EQ(adopted_by_c, std::vector<std::string>{"forest"});
+  }
+  EXPECT_EQ(dr.host->FindZone("forest"), nullptr) << "the drainer started the zone";
+
+  // a still routes forest to dr: dr refuses (not hosted), a asks the directory and goes to c.
+  const int64_t account = CreateAccount("alice");
+  CreateCharacter(account, "Alice", "town:west_gate");
+  GateStream gate_a(*a.stub, "gate-1");
+  gate_a.Attach(1, Assertion(account, "Alice"));
+  auto attached = gate_a.NextAttached(1);
+  ASSERT_TRUE(attached.has_value());
+  ASSERT_EQ(attached->code(), kCodeOk) << attached->message();
+  gate_a.OutputUntil(1, "The West Gate");
+  gate_a.Input(1, "west");
+  auto redirect = gate_a.NextRedirect(1);
+  ASSERT_TRUE(redirect.has_value()) << "no redirect: the walk was bounced";
+  EXPECT_EQ(redirect->shard_id(), "c");
+  EXPECT_EQ(redirect->endpoint(), c.endpoint);
+  EXPECT_EQ(c.host->ZoneOf("alice"), "forest");
+  EXPECT_EQ(a.host->ZoneOf("alice"), std::nullopt);
 }
 
 // Stop() waits for the work already in flight on the blocking pool: an Adopt being carried out

@@ -56,8 +56,9 @@ class DrainHandOver {
   // Only the SIGTERM drain calls it; moving one zone leaves the shard serving.
   virtual void BeginDrain() = 0;
   // Asks `to` to adopt `zone`, whose lease this shard has just moved to it at `epoch`.
-  // DeadlineExceeded, UnknownResult or Cancelled: no answer, so maybe adopted; any other error
-  // is the peer's refusal.
+  // DeadlineExceeded, UnknownResult or Cancelled: no answer, so maybe adopted; Conflict: the
+  // peer is draining and passed the zone on (the directory names the new owner); any other
+  // error is the peer's refusal.
   virtual Status CallAdopt(const directory::ZoneOwner& to, const std::string& zone,
                            uint64_t epoch) = 0;
   // Hands players frozen out of a zone now owned by `to` over to it; `done(redirected,
@@ -147,10 +148,12 @@ class ShardDrain {
   struct Progress;
   // Why a zone's unsettled players are reclaimed, for the `fault` label.
   enum class Fault { kHandoff, kAdoptRefused, kAdoptUnknown };
-  // Transfers the lease, asks for the adoption and starts the hand-over. Error: the lease did
-  // not move (the zone keeps running here).
+  // Transfers the lease and asks `to` to adopt; `next` gets the owner the players follow: `to`,
+  // or the shard `to` passed the zone on to when it answered Conflict ("moved": it turned out
+  // to be draining), as the directory names it. Error: the lease did not move (the zone keeps
+  // running here).
   Result<Fault> Move(const std::string& zone, uint64_t epoch, const directory::ShardInfo& to,
-                     uint64_t* new_epoch);
+                     directory::ZoneOwner* next);
   // Stops `zone` here and hands its players to `to` once they are frozen.
   void HandOverZone(const std::string& zone, const directory::ZoneOwner& to, Fault fault,
                     const std::shared_ptr<Progress>& progress);

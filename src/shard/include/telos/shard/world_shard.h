@@ -18,8 +18,13 @@
 //     record moves with a strictly greater epoch (a stale or replayed snapshot is refused), the
 //     character is claimed and admitted at once, and waits (buffering output) for its gate to
 //     attach with the token.
-//   - Adopt: a draining peer moved a zone's lease here; the zone starts now (SetAdopter). A
-//     shard that is draining itself adopts nothing (FailedPrecondition).
+//   - Adopt: a peer moved a zone's lease here; the zone starts now (SetAdopter). A shard that
+//     is draining itself never hosts it (the move raced its draining mark): it passes the lease
+//     on to a live, not draining shard other than the sender (TransferZone, then Adopt there)
+//     and answers Conflict ("moved"), so the sender re-reads the zone's owner and hands the
+//     players there; with no such shard it refuses (FailedPrecondition).
+//   A handoff refused because the zone is not hosted there (it moved on) is retried once at
+//   the zone's owner as the directory names it now.
 //   - Describe: this shard's id, version and content pack.
 // Its own calls to other shards (a handoff to the zone's owner, an adoption asked by a drain,
 // Describe at boot) go through WorldPeers (world_peers.h), gRPC or in-process.
@@ -90,6 +95,8 @@ struct WorldShardOptions {
   int64_t handoff_deadline_ms = 3'000;  // one Handoff RPC
   int64_t handoff_ttl_ms = 15'000;      // how long a signed snapshot is valid
   int64_t route_refresh_ms = 1'000;     // how often the zone -> owner cache is re-read
+  // The lease a zone passed on by this shard while it drains is granted to the next owner for.
+  int64_t zone_lease_ttl_ms = directory::kZoneLeaseTtlMsDefault;
 };
 
 class StreamHandle;
@@ -144,9 +151,10 @@ class WorldShard final : public world::FleetHooks, public DrainHandOver, public 
   // at once, Unavailable, when the shard has stopped.
   void Handoff(const telos::v1::SignedBlob& snapshot,
                std::function<void(Result<telos::v1::HandoffReply>)> done);
-  // A draining peer has moved a zone's lease to this shard: start hosting it now (the adopter).
-  // FailedPrecondition while this shard drains itself: it is giving its zones away. `done` runs
-  // exactly once, as for Handoff.
+  // A peer has moved a zone's lease to this shard: start hosting it now (the adopter). While
+  // this shard drains itself it is giving its zones away: it passes the zone on (Conflict, the
+  // message naming the new owner) or, with nowhere to pass it, refuses (FailedPrecondition).
+  // `done` runs exactly once, as for Handoff.
   void Adopt(const telos::v1::AdoptRequest& request, std::function<void(Status)> done);
   // This shard's id, version and content pack. Does not block.
   telos::v1::ShardDescription Describe() const;
@@ -244,10 +252,19 @@ class WorldShard final : public world::FleetHooks, public DrainHandOver, public 
   [[nodiscard]] bool Spawn(std::function<void()> task);
   Status AcceptHandoff(const std::string& blob);
   Status AdoptZone(const telos::v1::AdoptRequest& request);
+  // While draining: moves the zone's lease (held here at `epoch`) on to a live, not draining
+  // shard other than this one and `from`, and asks it to adopt. Conflict naming the new owner
+  // when the lease moved; the reason otherwise (the lease then stays here until it lapses).
+  Status PassOn(const std::string& zone, uint64_t epoch, const std::string& from);
   std::string FreshestState(const store::CharacterRecord& row);
   // A live Play stream from the gate `gate_id`, or null.
   std::shared_ptr<StreamHandle> GateStream(const std::string& gate_id);
   void ShipPlayer(world::PlayerTransfer transfer);
+  // The zone's owner now, if `answer` (from `asked`) says the zone is not hosted there or
+  // moved, and the directory names another live shard than `asked` and this one.
+  std::optional<directory::ZoneOwner> MovedOwner(const std::string& zone,
+                                                 const directory::ZoneOwner& asked,
+                                                 const Status& answer);
   // The handoff itself: snapshot, Handoff RPC, Redirect. The transfer is untouched on failure.
   Status SendPlayer(const world::PlayerTransfer& transfer, const directory::ZoneOwner& owner);
   // Puts a player whose walk to another shard failed back where they came from, telling `why`.
