@@ -70,32 +70,46 @@ std::vector<director::ColocationGroup> ColocationGroupsOf(const world::Pack& pac
 }
 
 Result<boost::json::object> DirectorViewJson(directory::Directory& directory,
-                                             const std::string& scope) {
-  auto leader = directory.LeaderOf(scope);
-  if (!leader.ok()) return leader.status();
-  auto shards = directory.ListShards();
-  if (!shards.ok()) return shards.status();
+                                             const std::string& scope,
+                                             const director::Director* self) {
+  auto section = director::ReadDirectorSection(directory, scope);
+  if (!section.ok()) return section.status();
   boost::json::array directives;
-  for (const auto& shard : *shards) {
-    auto live = directory.ListDirectives(shard.id);
-    if (!live.ok()) return live.status();
-    for (const auto& d : *live) {
-      directives.push_back(boost::json::object{{"zone", d.zone},
-                                               {"from", d.from},
-                                               {"to", d.to},
-                                               {"epoch", d.epoch},
-                                               {"ttl_ms", d.ttl_ms}});
-    }
+  for (const auto& d : section->directives) {
+    directives.push_back(boost::json::object{{"zone", d.zone},
+                                             {"from", d.from},
+                                             {"to", d.to},
+                                             {"epoch", d.epoch},
+                                             {"ttl_ms", d.ttl_ms}});
   }
   boost::json::object out{{"scope", scope}};
-  if (leader->has_value()) {
-    out["leader"] = (*leader)->holder;
-    out["epoch"] = (*leader)->term;
+  if (section->leader) {
+    out["leader"] = section->leader->holder;
+    out["epoch"] = section->leader->term;
+    out["lease_ttl_ms"] = section->leader->ttl_ms;  // time left, as the directory judged it
   } else {
     out["leader"] = nullptr;
     out["epoch"] = 0;
+    out["lease_ttl_ms"] = 0;
   }
+  out["pending_directives"] = directives.size();
   out["directives"] = std::move(directives);
+  if (self != nullptr) {
+    // What only the answering director knows: when it last planned and issued (null: never).
+    const director::DirectorSnapshot snapshot = self->Snapshot();
+    auto ago = [](int64_t ms) -> boost::json::value {
+      if (ms < 0) return nullptr;
+      return ms;
+    };
+    out["this_director"] =
+        boost::json::object{{"id", self->options().leadership.candidate},
+                            {"leading", snapshot.leading},
+                            {"last_plan_ago_ms", ago(snapshot.last_plan_ago_ms)},
+                            {"last_issued_ago_ms", ago(snapshot.last_issued_ago_ms)},
+                            {"moves_issued", snapshot.moves_issued},
+                            {"moves_completed", snapshot.moves_completed},
+                            {"moves_expired", snapshot.moves_expired}};
+  }
   return out;
 }
 
@@ -262,9 +276,9 @@ int RunDirectorRole(const DirectorRoleSettings& settings, const Config& config) 
   for (const auto& zone : pack->zones) zones.push_back(zone.id);
   admin.HandleBlocking(
       "/api/cluster",
-      [&directory, &settings, zones](const net::HttpRequest&) {
+      [&directory, &settings, &director, zones](const net::HttpRequest&) {
         auto view = directory::ReadClusterView(directory, zones, "director", settings.director_id);
-        auto director_view = DirectorViewJson(directory, settings.scope);
+        auto director_view = DirectorViewJson(directory, settings.scope, &director);
         if (!view.ok() || !director_view.ok()) {
           return net::HttpResponse::Json(
               503, boost::json::serialize(boost::json::object{{"error", "directory unavailable"}}));

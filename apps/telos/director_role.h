@@ -36,9 +36,14 @@ int RunDirectorRole(const DirectorRoleSettings& settings, const Config& config);
 // The colocation groups a content pack declares ([zone] colocation_group), sorted by name.
 std::vector<director::ColocationGroup> ColocationGroupsOf(const world::Pack& pack);
 
-// {"scope","leader","epoch","directives":[{"zone","from","to","epoch","ttl_ms"}]} read from the
-// directory: the leader lease and the live directives of every live shard.
+// {"scope","leader","epoch","lease_ttl_ms","pending_directives",
+//  "directives":[{"zone","from","to","epoch","ttl_ms"}]} read from the directory: the leader
+// lease (with the time left on it) and the live directives of every live shard. With `self`
+// (the director answering), also "this_director":{"id","leading","last_plan_ago_ms",
+// "last_issued_ago_ms","moves_issued","moves_completed","moves_expired"}, the ago fields null
+// when it never planned or issued.
 Result<boost::json::object> DirectorViewJson(directory::Directory& directory,
-                                             const std::string& scope);
+                                             const std::string& scope,
+                                             const director::Director* self = nullptr);
 
 }  // namespace telos::app

@@ -118,6 +118,23 @@ Result<PlanReading> ReadAndPlan(directory::Directory& directory, const Rebalance
   return out;
 }
 
+Result<DirectorSection> ReadDirectorSection(directory::Directory& directory,
+                                            const std::string& scope) {
+  DirectorSection out;
+  out.scope = scope;
+  Result<std::optional<directory::Leader>> leader = directory.LeaderOf(scope);
+  if (!leader.ok()) return leader.status();
+  out.leader = *leader;
+  Result<std::vector<directory::ShardInfo>> shards = directory.ListShards();
+  if (!shards.ok()) return shards.status();
+  for (const directory::ShardInfo& shard : *shards) {
+    Result<std::vector<directory::Directive>> live = directory.ListDirectives(shard.id);
+    if (!live.ok()) return live.status();
+    for (directory::Directive& directive : *live) out.directives.push_back(std::move(directive));
+  }
+  return out;
+}
+
 Director::Director(directory::Directory& directory, const Clock& clock, Logger& logger,
                    Metrics& metrics, DirectorOptions options, bus::DurableStreams* streams,
                    store::RecordsStore* records)
@@ -142,6 +159,12 @@ Director::Director(directory::Directory& directory, const Clock& clock, Logger& 
       age_gauge_(metrics.Gauge("director_directive_age_max_ms",
                                "Age of the oldest live directive the leader tracks",
                                {{"scope", options_.leadership.scope}})),
+      directive_age_(metrics.Histogram(
+          "director_directive_age_seconds",
+          "Age of a rebalance directive when the leader sees it executed (the zone on its "
+          "target), measured by the leader from the issue (a predecessor's: read off its TTL) to "
+          "the plan that found it retired; resolution is the plan interval",
+          {1, 2, 5, 10, 15, 20, 30, 45, 60, 90, 120}, {{"scope", options_.leadership.scope}})),
       answered_(metrics.Counter("director_drain_targets_answered_total",
                                 "Drain-target requests this director answered with targets",
                                 {{"scope", options_.leadership.scope}})),
@@ -235,6 +258,7 @@ void Director::Plan(Instant now) {
   {
     std::lock_guard lock(mu_);
     last_plan_ = reading->plan.Describe();
+    last_planned_ = now;
   }
   const uint64_t epoch = leadership_.epoch();
   for (const PlannedMove& move : reading->plan.moves) {
@@ -299,6 +323,7 @@ void Director::Reconcile(const std::vector<directory::Directive>& live, Instant 
       ++(arrived ? moves_completed_ : moves_expired_);
     }
     (arrived ? completed_ : expired_).Increment();
+    if (arrived) directive_age_.Observe(static_cast<double>(age_ms) / 1000.0);
     logger_.Info(arrived ? "director directive completed" : "director directive expired",
                  {{"scope", options_.leadership.scope},
                   {"zone", zone},
@@ -331,6 +356,7 @@ void Director::Issue(const PlannedMove& move, uint64_t epoch, Instant now) {
       tracked_[zone] =
           Tracked{move.from, move.to, epoch, now, options_.directive_ttl_ms, /*ours=*/true};
       ++moves_issued_;
+      last_issued_ = now;
     }
     issued_.Increment();
     if (options_.rebalance.zone_cooldown_ms > 0) {
@@ -467,6 +493,8 @@ DirectorSnapshot Director::Snapshot() const {
   out.moves_expired = moves_expired_;
   out.tally_running = tally_running_;
   out.last_plan = last_plan_;
+  if (last_issued_) out.last_issued_ago_ms = ElapsedMs(*last_issued_, now);
+  if (last_planned_) out.last_plan_ago_ms = ElapsedMs(*last_planned_, now);
   return out;
 }
 

@@ -380,6 +380,55 @@ TEST_F(DirectorTest, MetricsCountWhatTheyClaim) {
   EXPECT_EQ(director->Snapshot().moves_expired, 1u);
 }
 
+// The director section of /api/cluster: the leader, its epoch and lease time left, the pending
+// directives, and when this director last issued; and the directive age histogram, observed
+// once when the leader sees a directive executed (the zone on its target), on its own clock.
+TEST_F(DirectorTest, TheDirectorSectionAndTheDirectiveAgeSayWhatTheLeaderDid) {
+  const MetricLabels scope{{"scope", "fleet"}};
+  Shard("a", {{"z1", 30}, {"z2", 30}});
+  Shard("b", {{"b1", 0}});
+  auto director = Make("d1");
+  EXPECT_EQ(director->Snapshot().last_issued_ago_ms, -1);
+  director->Step();
+  ASSERT_TRUE(director->is_leader());
+
+  Result<DirectorSection> section = ReadDirectorSection(directory_, "fleet");
+  ASSERT_TRUE(section.ok()) << section.status().ToString();
+  ASSERT_TRUE(section->leader.has_value());
+  EXPECT_EQ(section->leader->holder, "d1");
+  EXPECT_EQ(section->leader->term, director->epoch());
+  EXPECT_GT(section->leader->ttl_ms, 0);
+  ASSERT_EQ(section->directives.size(), 1u);
+  const directory::Directive issued = section->directives[0];
+  EXPECT_EQ(director->Snapshot().last_issued_ago_ms, 0);
+
+  // The shard carries it out 7 s later: the zone is on its target and the directive retired.
+  clock_.Advance(std::chrono::seconds(7));
+  auto owner = directory_.OwnerOfZone(issued.zone);
+  ASSERT_TRUE(owner.ok() && owner->has_value());
+  ASSERT_TRUE(
+      directory_.TransferZone(issued.zone, issued.from, (*owner)->epoch, issued.to, kLongTtlMs)
+          .ok());
+  ASSERT_TRUE(directory_.CompleteDirective(issued.zone, issued.from).ok());
+  ASSERT_TRUE(directory_.ReportOccupancy("a", {{"z2", 30}}).ok());  // even now: nothing more
+  ASSERT_TRUE(directory_.ReportOccupancy("b", {{"b1", 0}, {issued.zone, 30}}).ok());
+  Drive(*director, kDirectorPlanIntervalMsDefault);
+  EXPECT_EQ(director->Snapshot().moves_completed, 1u);
+  EXPECT_GE(director->Snapshot().last_issued_ago_ms, 7'000);
+
+  prometheus::Histogram& age = metrics_.Histogram(
+      "director_directive_age_seconds", "", {1, 2, 5, 10, 15, 20, 30, 45, 60, 90, 120}, scope);
+  const prometheus::ClientMetric seen = age.Collect();
+  EXPECT_EQ(seen.histogram.sample_count, 1u);
+  // Seen at the first plan after the shard acted: at least the 7 s, at most a plan later.
+  EXPECT_GE(seen.histogram.sample_sum, 7.0);
+  EXPECT_LE(seen.histogram.sample_sum, 7.0 + kDirectorPlanIntervalMsDefault / 1000.0 + 1);
+
+  section = ReadDirectorSection(directory_, "fleet");
+  ASSERT_TRUE(section.ok());
+  for (const directory::Directive& d : section->directives) EXPECT_NE(d.zone, issued.zone);
+}
+
 // The service answers on the bus only while its director leads; a malformed request gets an
 // error reply, never silence.
 class DirectorServiceTest : public DirectorTest {

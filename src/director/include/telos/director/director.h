@@ -42,7 +42,10 @@
 // failed`, `director directive refused`, `director directive completed|expired`.
 // Metrics (labelled by scope): telos_director_leader (1 while leading), telos_director_moves_
 // {issued,completed,expired}_total, telos_director_directive_age_max_ms (the oldest live
-// directive tracked, 0 when none), telos_director_drain_targets_answered_total,
+// directive tracked, 0 when none), telos_director_directive_age_seconds (a histogram: the age
+// of each tracked directive when the leader finds it executed, the zone on its target — from its
+// issue, or for a predecessor's as read off its TTL, to the plan that saw it retired, so its
+// resolution is plan_interval_ms), telos_director_drain_targets_answered_total,
 // telos_director_drain_targets_refused_total (a requester not live, or over its cap).
 //
 // Ownership: borrows the directory, clock, logger, metrics, streams and records store, which
@@ -55,6 +58,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,7 +113,22 @@ struct DirectorSnapshot {
   uint64_t moves_expired = 0;
   bool tally_running = false;
   std::string last_plan;  // RebalancePlan::Describe() of the last plan, empty before any
+  // How long ago this director last issued a directive, and last planned; -1 when never (since
+  // it was made: a standby that led before still knows when it last issued).
+  int64_t last_issued_ago_ms = -1;
+  int64_t last_plan_ago_ms = -1;
 };
+
+// The director section of `/api/cluster` and `telos ctl directives`, read from the directory
+// alone (any role can read it): the scope's leader with its epoch and the lease time left, and
+// every live directive of every live shard (pending: issued, not yet retired).
+struct DirectorSection {
+  std::string scope;
+  std::optional<directory::Leader> leader;       // nullopt: nobody leads now
+  std::vector<directory::Directive> directives;  // by (from, zone)
+};
+Result<DirectorSection> ReadDirectorSection(directory::Directory& directory,
+                                            const std::string& scope);
 
 // Reads what a plan needs from the directory: the live shards and their draining flags, the
 // occupancy (each zone once, the fresher report winning), the live directives of every live
@@ -182,6 +201,7 @@ class Director {
   prometheus::Counter& completed_;
   prometheus::Counter& expired_;
   prometheus::Gauge& age_gauge_;
+  prometheus::Histogram& directive_age_;
   prometheus::Counter& answered_;
   prometheus::Counter& refused_;
 
@@ -207,6 +227,8 @@ class Director {
   uint64_t moves_expired_ = 0;
   bool tally_running_ = false;
   std::string last_plan_;
+  std::optional<Instant> last_issued_;
+  std::optional<Instant> last_planned_;
 };
 
 }  // namespace telos::director
