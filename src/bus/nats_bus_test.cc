@@ -351,7 +351,8 @@ class NatsPermissionsTest : public ::testing::Test {
     // nats-server reads the $TELOS_NATS_*_PASSWORD references from its environment, which it
     // inherits from this process.
     for (const auto& [name, value] :
-         {std::pair{"TELOS_NATS_WORLD_PASSWORD", world_password_},
+         {std::pair{"TELOS_NATS_WORLD_1_PASSWORD", world_password_},
+          std::pair{"TELOS_NATS_WORLD_2_PASSWORD", world2_password_},
           std::pair{"TELOS_NATS_DIRECTOR_PASSWORD", director_password_},
           std::pair{"TELOS_NATS_CTL_PASSWORD", ctl_password_},
           std::pair{"TELOS_NATS_GATE_PASSWORD", gate_password_},
@@ -415,7 +416,8 @@ class NatsPermissionsTest : public ::testing::Test {
 
   int port_ = -1;
   std::filesystem::path dir_;
-  std::string world_password_ = "world-" + RandomToken();
+  std::string world_password_ = "world-" + RandomToken();  // telos-world-1's
+  std::string world2_password_ = "world2-" + RandomToken();
   std::string director_password_ = "director-" + RandomToken();
   std::string ctl_password_ = "ctl-" + RandomToken();
   std::string gate_password_ = "gate-" + RandomToken();
@@ -427,8 +429,8 @@ TEST_F(NatsPermissionsTest, OnlyWorldsMaySpeakOnPlayerSubjects) {
   Logger world_log("bus-test", LogLevel::kError);
   auto gate_sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
   Logger gate_log("bus-test", LogLevel::kWarn, gate_sink);
-  auto host = Connect("telos-world", world_password_, world_log);
-  auto asker = Connect("telos-world", world_password_, world_log);
+  auto host = Connect("telos-world-1", world_password_, world_log);
+  auto asker = Connect("telos-world-1", world_password_, world_log);
   auto gate = Connect("telos-gate", gate_password_, gate_log);
   ASSERT_TRUE(host.ok() && asker.ok() && gate.ok());
   ASSERT_TRUE(WaitFor([&] {
@@ -463,7 +465,8 @@ TEST_F(NatsPermissionsTest, OnlyWorldsMaySpeakOnPlayerSubjects) {
 // store/game_events.h) make them for the default namespace.
 constexpr char kReloadSubject[] = "telos.telos.reload.world-1";
 constexpr char kDrainTargetsSubject[] = "telos.telos.director.eu.drain-targets";
-constexpr char kGameEventSubject[] = "game.event.boss_kill";
+// world-1's boss kills: the source's token last, which only telos-world-1 may publish under.
+constexpr char kGameEventSubject[] = "game.event.boss_5fkill.world_2d1";
 
 // The director's EnsureGameEventStream, spelled out (the bus cannot depend on the director).
 StreamSpec GameEventStream() {
@@ -491,9 +494,9 @@ std::shared_ptr<Outcome> Ask(Bus& bus, const std::string& subject, const std::st
 TEST_F(NatsPermissionsTest, WorldsPublishGameEventsAndCoordinateReloads) {
   Logger logger("bus-test", LogLevel::kError);
   auto director = ConnectStreams("telos-director", director_password_, logger);
-  auto world_js = ConnectStreams("telos-world", world_password_, logger);
-  auto host = Connect("telos-world", world_password_, logger);
-  auto coordinator = Connect("telos-world", world_password_, logger);
+  auto world_js = ConnectStreams("telos-world-1", world_password_, logger);
+  auto host = Connect("telos-world-1", world_password_, logger);
+  auto coordinator = Connect("telos-world-1", world_password_, logger);
   ASSERT_TRUE(director.ok() && world_js.ok() && host.ok() && coordinator.ok());
   ASSERT_TRUE(WaitFor([&] { return (*host)->connected() && (*coordinator)->connected(); }));
 
@@ -515,12 +518,50 @@ TEST_F(NatsPermissionsTest, WorldsPublishGameEventsAndCoordinateReloads) {
   EXPECT_EQ(*answer->Get(), R"({"ok":true})");
 }
 
+// A world may publish game events only under its own source token, so it cannot speak for
+// another world (the tally refuses a payload whose source is not its subject's).
+TEST_F(NatsPermissionsTest, AWorldPublishesGameEventsOnlyUnderItsOwnSource) {
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256);
+  Logger logger("bus-test", LogLevel::kWarn, sink);
+  auto director = ConnectStreams("telos-director", director_password_, logger);
+  auto world1 = ConnectStreams("telos-world-1", world_password_, logger);
+  auto world2 = ConnectStreams("telos-world-2", world2_password_, logger);
+  ASSERT_TRUE(director.ok() && world1.ok() && world2.ok());
+  ASSERT_TRUE((*director)->EnsureStream(GameEventStream()).ok());
+
+  ASSERT_TRUE((*world1)->Publish(kGameEventSubject, "mine", "world-1:1").ok());
+  ASSERT_TRUE((*world2)->Publish("game.event.boss_5fkill.world_2d2", "mine too", "world-2:1").ok());
+  // world-2 under world-1's token, and both under a subject that names no source (the form of
+  // earlier releases): refused by the server, so nothing is stored.
+  EXPECT_FALSE((*world2)->Publish(kGameEventSubject, "forged", "world-1:99").ok());
+  EXPECT_TRUE(Refused(*sink, "Publish", kGameEventSubject));
+  EXPECT_FALSE((*world1)->Publish("game.event.boss_5fkill", "tokenless", "world-1:98").ok());
+  EXPECT_TRUE(Refused(*sink, "Publish", "game.event.boss_5fkill\\\""));
+  EXPECT_FALSE((*world1)->Publish("game.event.boss_5fkill.world_2d1.x", "deeper", "w:97").ok());
+  // Published after every refusal: once it is consumed, anything stored was seen.
+  ASSERT_TRUE((*world1)->Publish(kGameEventSubject, "sentinel", "world-1:2").ok());
+
+  std::mutex mu;
+  std::vector<std::string> seen;
+  auto consumer = (*director)->Consume(GameEventTally(), [&](const DurableEvent& event) {
+    std::lock_guard lock(mu);
+    seen.push_back(event.subject + " " + event.data);
+    return Disposition::kAck;
+  });
+  ASSERT_TRUE(consumer.ok()) << consumer.status().ToString();
+  ASSERT_TRUE(WaitFor([&] { return (*consumer)->counts().acked == 3; }));
+  std::lock_guard lock(mu);
+  EXPECT_EQ(seen, (std::vector<std::string>{"game.event.boss_5fkill.world_2d1 mine",
+                                            "game.event.boss_5fkill.world_2d2 mine too",
+                                            "game.event.boss_5fkill.world_2d1 sentinel"}));
+}
+
 TEST_F(NatsPermissionsTest, TheDirectorConsumesGameEventsAndAnswersDrainTargets) {
   Logger logger("bus-test", LogLevel::kError);
   auto director_js = ConnectStreams("telos-director", director_password_, logger);
-  auto world_js = ConnectStreams("telos-world", world_password_, logger);
+  auto world_js = ConnectStreams("telos-world-1", world_password_, logger);
   auto director = Connect("telos-director", director_password_, logger);
-  auto world = Connect("telos-world", world_password_, logger);
+  auto world = Connect("telos-world-1", world_password_, logger);
   ASSERT_TRUE(director_js.ok() && world_js.ok() && director.ok() && world.ok());
   ASSERT_TRUE(WaitFor([&] { return (*director)->connected() && (*world)->connected(); }));
 
@@ -538,7 +579,7 @@ TEST_F(NatsPermissionsTest, TheDirectorConsumesGameEventsAndAnswersDrainTargets)
   ASSERT_TRUE(WaitFor([&] { return (*consumer)->counts().acked == 1; }));
   {
     std::lock_guard lock(mu);
-    EXPECT_EQ(seen, std::vector<std::string>{"game.event.boss_kill first"});
+    EXPECT_EQ(seen, std::vector<std::string>{"game.event.boss_5fkill.world_2d1 first"});
   }
 
   // The leader answers a draining world.
@@ -563,7 +604,7 @@ TEST_F(NatsPermissionsTest, TwoDirectorsCountAParkedGameEventOnceBetweenThem) {
   Logger logger("bus-test", LogLevel::kError);
   auto leader = ConnectStreams("telos-director", director_password_, logger);
   auto standby = ConnectStreams("telos-director", director_password_, logger);
-  auto world_js = ConnectStreams("telos-world", world_password_, logger);
+  auto world_js = ConnectStreams("telos-world-1", world_password_, logger);
   ASSERT_TRUE(leader.ok() && standby.ok() && world_js.ok());
   // Both directors watch, as `telos director` does whether it leads or not.
   Metrics leader_metrics;
@@ -605,8 +646,8 @@ TEST_F(NatsPermissionsTest, WorldsAndTheDirectorAnnounceToEveryWorld) {
   Logger logger("bus-test", LogLevel::kError);
   auto gate_sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
   Logger gate_log("bus-test", LogLevel::kWarn, gate_sink);
-  auto listener = Connect("telos-world", world_password_, logger);
-  auto world = Connect("telos-world", world_password_, logger);
+  auto listener = Connect("telos-world-1", world_password_, logger);
+  auto world = Connect("telos-world-1", world_password_, logger);
   auto director = Connect("telos-director", director_password_, logger);
   auto gate = Connect("telos-gate", gate_password_, gate_log);
   ASSERT_TRUE(listener.ok() && world.ok() && director.ok() && gate.ok());
@@ -642,7 +683,7 @@ TEST_F(NatsPermissionsTest, CtlSendsReloadRequestsAndNothingElse) {
   Logger logger("bus-test", LogLevel::kError);
   auto ctl_sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
   Logger ctl_log("bus-test", LogLevel::kWarn, ctl_sink);
-  auto host = Connect("telos-world", world_password_, logger);
+  auto host = Connect("telos-world-1", world_password_, logger);
   auto ctl = Connect("telos-ctl", ctl_password_, ctl_log);
   auto ctl_js = ConnectStreams("telos-ctl", ctl_password_, ctl_log);
   auto director_js = ConnectStreams("telos-director", director_password_, logger);
@@ -669,7 +710,7 @@ TEST_F(NatsPermissionsTest, CtlSendsReloadRequestsAndNothingElse) {
   // Nor may it store a game event, though the stream exists.
   ASSERT_TRUE((*director_js)->EnsureStream(GameEventStream()).ok());
   EXPECT_FALSE((*ctl_js)->Publish(kGameEventSubject, "forged", "ctl:1").ok());
-  EXPECT_TRUE(Refused(*ctl_sink, "Publish", "game.event.boss_kill"));
+  EXPECT_TRUE(Refused(*ctl_sink, "Publish", kGameEventSubject));
 }
 
 TEST_F(NatsPermissionsTest, GatesMayDoNoneOfIt) {
@@ -679,7 +720,7 @@ TEST_F(NatsPermissionsTest, GatesMayDoNoneOfIt) {
   auto gate = Connect("telos-gate", gate_password_, gate_log);
   auto gate_js = ConnectStreams("telos-gate", gate_password_, gate_log);
   auto director_js = ConnectStreams("telos-director", director_password_, logger);
-  auto world = Connect("telos-world", world_password_, logger);
+  auto world = Connect("telos-world-1", world_password_, logger);
   ASSERT_TRUE(gate.ok() && gate_js.ok() && director_js.ok() && world.ok());
   ASSERT_TRUE(WaitFor([&] { return (*gate)->connected() && (*world)->connected(); }));
   ASSERT_TRUE((*director_js)->EnsureStream(GameEventStream()).ok());
@@ -690,7 +731,7 @@ TEST_F(NatsPermissionsTest, GatesMayDoNoneOfIt) {
       WaitFor([&] { return Refused(*gate_sink, "Publish", "telos.telos.reload.world-1"); }));
   // ... no game event, stored or consumed ...
   EXPECT_FALSE((*gate_js)->Publish(kGameEventSubject, "forged", "gate:1").ok());
-  EXPECT_TRUE(Refused(*gate_sink, "Publish", "game.event.boss_kill"));
+  EXPECT_TRUE(Refused(*gate_sink, "Publish", kGameEventSubject));
   EXPECT_FALSE(
       (*gate_js)
           ->Consume(GameEventTally(), [](const DurableEvent&) { return Disposition::kAck; })
@@ -707,7 +748,7 @@ TEST_F(NatsPermissionsTest, GatesMayDoNoneOfIt) {
 TEST_F(NatsPermissionsTest, CredentialsInTheUrlWorkToo) {
   Logger logger("bus-test", LogLevel::kError);
   NatsBusOptions o = TestOptions(
-      "nats://telos-world:" + world_password_ + "@127.0.0.1:" + std::to_string(port_), "url");
+      "nats://telos-world-1:" + world_password_ + "@127.0.0.1:" + std::to_string(port_), "url");
   auto bus = NatsBus::Connect(o, logger);
   ASSERT_TRUE(bus.ok()) << bus.status().ToString();
   EXPECT_TRUE(WaitFor([&] { return (*bus)->connected(); }));
@@ -731,13 +772,13 @@ TEST_F(NatsPermissionsTest, CredentialsInTheUrlWorkToo) {
 TEST_F(NatsPermissionsTest, AWrongPasswordIsRefusedClearly) {
   Logger logger("bus-test", LogLevel::kError);
   // The server must be up first, or the refusal would be an outage.
-  auto good = Connect("telos-world", world_password_, logger);
+  auto good = Connect("telos-world-1", world_password_, logger);
   ASSERT_TRUE(good.ok()) << good.status().ToString();
   ASSERT_TRUE(WaitFor([&] { return (*good)->connected(); }));
   EXPECT_TRUE(
-      RefusedClearly(Connect("telos-world", "not-" + world_password_, logger), world_password_));
+      RefusedClearly(Connect("telos-world-1", "not-" + world_password_, logger), world_password_));
   // A gate's password does not open the world's user either.
-  EXPECT_TRUE(RefusedClearly(Connect("telos-world", gate_password_, logger), gate_password_));
+  EXPECT_TRUE(RefusedClearly(Connect("telos-world-1", gate_password_, logger), gate_password_));
 }
 
 TEST(NatsBusToken, ATokenFromTheOptionsLogsIn) {

@@ -27,7 +27,8 @@ Result<std::unique_ptr<GameEventTally>> GameEventTally::Start(bus::DurableStream
                                                               Logger& logger,
                                                               GameEventTallyOptions options) {
   std::unique_ptr<GameEventTally> tally(
-      new GameEventTally(records, logger, options.durable, std::move(options.on_applied)));
+      new GameEventTally(records, logger, options.durable, std::move(options.on_applied),
+                         options.sequence_jump_max, options.metrics));
   bus::ConsumerSpec spec;
   spec.stream = std::string(store::kGameEventStream);
   spec.durable = options.durable;
@@ -51,11 +52,22 @@ Result<std::unique_ptr<GameEventTally>> GameEventTally::Start(bus::DurableStream
 }
 
 GameEventTally::GameEventTally(store::RecordsStore& records, Logger& logger, std::string durable,
-                               std::function<void(const store::GameEvent&)> on_applied)
+                               std::function<void(const store::GameEvent&)> on_applied,
+                               int64_t sequence_jump_max, Metrics* metrics)
     : records_(records),
       logger_(logger),
       durable_(std::move(durable)),
-      on_applied_(std::move(on_applied)) {}
+      on_applied_(std::move(on_applied)),
+      sequence_jump_max_(sequence_jump_max) {
+  if (metrics != nullptr) {
+    const std::string help =
+        "Game events the director refused as not their publisher's to make, by reason";
+    source_mismatch_metric_ =
+        &metrics->Counter("game_events_refused_total", help, {{"reason", "source_mismatch"}});
+    sequence_jump_metric_ =
+        &metrics->Counter("game_events_refused_total", help, {{"reason", "sequence_jump"}});
+  }
+}
 
 GameEventTally::~GameEventTally() {
   consumer_.reset();
@@ -69,6 +81,20 @@ bus::Disposition GameEventTally::Handle(const bus::DurableEvent& event) {
                                          {"stream_sequence", event.stream_sequence},
                                          {"error", decoded.status().message()}});
     return bus::Disposition::kReject;
+  }
+  // The subject's source token is what the broker let this publisher use; the payload is only
+  // its word.
+  if (!store::GameEventSubjectMatches(event.subject, *decoded)) {
+    return Refuse(event, *decoded, source_mismatches_, source_mismatch_metric_,
+                  source_mismatch_logged_, "source_mismatch");
+  }
+  // The watermark only grows, and only this consumer moves it: read outside Apply's
+  // transaction it can only be lower than the one Apply sees, so the bound is never looser.
+  auto watermark = records_.Watermark(durable_, decoded->source);
+  if (!watermark.ok()) return bus::Disposition::kRetry;  // the store's trouble, not the event's
+  if (decoded->sequence > *watermark && decoded->sequence - *watermark > sequence_jump_max_) {
+    return Refuse(event, *decoded, sequence_jumps_, sequence_jump_metric_, sequence_jump_logged_,
+                  "sequence_jump");
   }
   auto applied = records_.Apply(durable_, *decoded);
   if (applied.ok()) {
@@ -87,6 +113,26 @@ bus::Disposition GameEventTally::Handle(const bus::DurableEvent& event) {
   logger_.Warn("game event poisoned", {{"subject", event.subject},
                                        {"stream_sequence", event.stream_sequence},
                                        {"error", applied.status().message()}});
+  return bus::Disposition::kReject;
+}
+
+bus::Disposition GameEventTally::Refuse(const bus::DurableEvent& event,
+                                        const store::GameEvent& decoded,
+                                        std::atomic<uint64_t>& count, prometheus::Counter* metric,
+                                        std::atomic<bool>& logged, const char* reason) {
+  ++count;
+  ++poisoned_;
+  if (metric != nullptr) metric->Increment();
+  if (!logged.exchange(true)) {
+    logger_.Warn(
+        "game event refused: not its publisher's to make (later ones are only counted "
+        "in game_events_refused_total)",
+        {{"reason", reason},
+         {"subject", event.subject},
+         {"stream_sequence", event.stream_sequence},
+         {"source", decoded.source},
+         {"sequence", decoded.sequence}});
+  }
   return bus::Disposition::kReject;
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "telos/base/clock.h"
+#include "telos/base/limits.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
 #include "telos/store/game_events.h"
@@ -60,8 +61,8 @@ class GameEventTallyTest : public ::testing::Test {
   }
 
   void Publish(const store::GameEvent& event, const std::string& msg_id) {
-    auto ack =
-        log_->Publish(store::GameEventSubject(event.kind), store::EncodeGameEvent(event), msg_id);
+    auto ack = log_->Publish(store::GameEventSubject(event.kind, event.source),
+                             store::EncodeGameEvent(event), msg_id);
     ASSERT_TRUE(ack.ok()) << ack.status().ToString();
   }
   int64_t Kills() {
@@ -98,11 +99,70 @@ TEST_F(GameEventTallyTest, EachKillCountsOnceWhateverArrivesTwice) {
   EXPECT_EQ(Kills(), 2);
 
   // A malformed message is dropped and counted; the consumer goes on.
-  ASSERT_TRUE(log_->Publish(store::GameEventSubject("boss_kill"), "not json", "").ok());
+  ASSERT_TRUE(log_->Publish(store::GameEventSubject("boss_kill", "world-1"), "not json", "").ok());
   Publish(Kill("world-1", 2), store::GameEventMsgId(Kill("world-1", 2)));
   ASSERT_TRUE(WaitUntil([&] { return (*tally)->applied() == 3; }));
   EXPECT_EQ((*tally)->poisoned(), 1u);
   EXPECT_EQ(Kills(), 3);
+}
+
+// A world (or anyone allowed to publish game events) naming another world as the source, with
+// a sequence ahead of it: applied, it would make that world's genuine events duplicates.
+TEST_F(GameEventTallyTest, AnEventWhosePayloadNamesAnotherSourceThanItsSubjectIsRefused) {
+  Metrics metrics;
+  GameEventTallyOptions options{.retry_delay_ms = 10};
+  options.metrics = &metrics;
+  auto tally = GameEventTally::Start(*log_, store_->records(), logger_, options);
+  ASSERT_TRUE(tally.ok()) << tally.status().ToString();
+  // world-2, on its own subject, speaking for world-1; then the tokenless subject of earlier
+  // releases, which names no source at all.
+  ASSERT_TRUE(log_->Publish(store::GameEventSubject("boss_kill", "world-2"),
+                            store::EncodeGameEvent(Kill("world-1", 50)), "forged")
+                  .ok());
+  ASSERT_TRUE(log_->Publish("game.event.boss_5fkill", store::EncodeGameEvent(Kill("world-1", 60)),
+                            "tokenless")
+                  .ok());
+  // The genuine events of world-1 still count.
+  Publish(Kill("world-1", 1), "genuine-1");
+  Publish(Kill("world-1", 2), "genuine-2");
+  ASSERT_TRUE(WaitUntil([&] { return (*tally)->applied() + (*tally)->poisoned() == 4; }));
+  EXPECT_EQ((*tally)->applied(), 2u);
+  EXPECT_EQ((*tally)->source_mismatches(), 2u);
+  EXPECT_EQ((*tally)->duplicates(), 0u);
+  EXPECT_EQ(Kills(), 2);
+  EXPECT_EQ(*store_->records().Watermark("director-tally", "world-1"), 2);
+  EXPECT_EQ(*store_->records().Watermark("director-tally", "world-2"), 0);
+  const std::string text = metrics.RenderText();
+  EXPECT_NE(text.find("telos_game_events_refused_total{reason=\"source_mismatch\"} 2"),
+            std::string::npos)
+      << text;
+}
+
+// A sequence far past its source's watermark would drop every genuine event below it.
+TEST_F(GameEventTallyTest, ASequenceJumpPastTheLimitIsParkedAndTheWatermarkStays) {
+  Metrics metrics;
+  GameEventTallyOptions options{.retry_delay_ms = 10};
+  options.metrics = &metrics;
+  auto tally = GameEventTally::Start(*log_, store_->records(), logger_, options);
+  ASSERT_TRUE(tally.ok()) << tally.status().ToString();
+  constexpr int64_t kMax = limits::kGameEventSequenceJumpMax;
+  Publish(Kill("world-1", 1), "k1");
+  Publish(Kill("world-1", 1 + kMax + 1), "too-far");  // from watermark 1: one past the bound
+  Publish(Kill("world-1", 2), "k2");
+  ASSERT_TRUE(WaitUntil([&] { return (*tally)->applied() + (*tally)->poisoned() == 3; }));
+  EXPECT_EQ((*tally)->applied(), 2u);
+  EXPECT_EQ((*tally)->sequence_jumps(), 1u);
+  EXPECT_EQ(*store_->records().Watermark("director-tally", "world-1"), 2);
+  // A jump of exactly the bound is a gap a publisher may leave (events dropped after their
+  // sequence was reserved): applied.
+  Publish(Kill("world-1", 2 + kMax), "at-the-bound");
+  ASSERT_TRUE(WaitUntil([&] { return (*tally)->applied() == 3; }));
+  EXPECT_EQ(*store_->records().Watermark("director-tally", "world-1"), 2 + kMax);
+  EXPECT_EQ(Kills(), 3);
+  const std::string text = metrics.RenderText();
+  EXPECT_NE(text.find("telos_game_events_refused_total{reason=\"sequence_jump\"} 1"),
+            std::string::npos)
+      << text;
 }
 
 TEST_F(GameEventTallyTest, TheAppliedHookRunsOncePerEventAppliedAndNeverForADuplicate) {
@@ -149,22 +209,22 @@ TEST_F(GameEventTallyTest, ABacklogCountsAsCatchUpLiveEventsAsLagAndPoisonByItsS
   ASSERT_TRUE(tally.ok()) << tally.status().ToString();
   ASSERT_TRUE(WaitUntil([&] { return (*tally)->applied() == 2; }));
   std::string text = metrics.RenderText();
-  EXPECT_TRUE(
-      Contains(text, "telos_bus_catchup_events_total{subject=\"game.event.boss_5fkill\"} 2"))
+  EXPECT_TRUE(Contains(
+      text, "telos_bus_catchup_events_total{subject=\"game.event.boss_5fkill.world_2d1\"} 2"))
       << text;
-  EXPECT_TRUE(
-      Contains(text, "telos_bus_catchup_age_ms_count{subject=\"game.event.boss_5fkill\"} 2"))
+  EXPECT_TRUE(Contains(
+      text, "telos_bus_catchup_age_ms_count{subject=\"game.event.boss_5fkill.world_2d1\"} 2"))
       << text;
   EXPECT_TRUE(Contains(text, "telos_bus_deliver_lag_ms_count 0")) << text;
 
   // Published while it runs: live, so the lag moves and the catch-up pair does not.
   Publish(Kill("world-1", 3), "kill-3");
-  ASSERT_TRUE(log_->Publish(store::GameEventSubject("boss_kill"), "not json", "").ok());
+  ASSERT_TRUE(log_->Publish(store::GameEventSubject("boss_kill", "world-1"), "not json", "").ok());
   ASSERT_TRUE(WaitUntil([&] { return (*tally)->applied() == 3 && (*tally)->poisoned() == 1; }));
   text = metrics.RenderText();
   EXPECT_TRUE(Contains(text, "telos_bus_deliver_lag_ms_count 2")) << text;
-  EXPECT_TRUE(
-      Contains(text, "telos_bus_catchup_events_total{subject=\"game.event.boss_5fkill\"} 2"))
+  EXPECT_TRUE(Contains(
+      text, "telos_bus_catchup_events_total{subject=\"game.event.boss_5fkill.world_2d1\"} 2"))
       << text;
   EXPECT_TRUE(Contains(text, "telos_commbus_durable_poisoned_total{stream=\"GAME_EVENTS\"} 1"))
       << text;

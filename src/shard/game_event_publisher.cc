@@ -146,8 +146,8 @@ GameEventPublisher::Outcome GameEventPublisher::PublishHead(store::GameEvent& ev
   }
   // The stream is the director's to create (EnsureGameEventStream when it leads): a world's
   // NATS user may not manage streams. Until it exists the publish is NotFound, and retried.
-  auto ack = streams_.Publish(store::GameEventSubject(event.kind), store::EncodeGameEvent(event),
-                              store::GameEventMsgId(event));
+  auto ack = streams_.Publish(store::GameEventSubject(event.kind, event.source),
+                              store::EncodeGameEvent(event), store::GameEventMsgId(event));
   if (ack.ok()) return Outcome::kStored;
   switch (ack.status().code()) {
     case StatusCode::kInvalidArgument:

@@ -110,7 +110,8 @@ TEST_F(GameEventPublisherTest, EventsGoOutInOrderEachWithTheNextSequence) {
   publisher->Publish("boss_kill", "dungeon:hollow_abbot", "Brenna");
   EXPECT_EQ(streams_.msg_ids(), (std::vector<std::string>{"world-1:1", "world-1:2"}));
   ASSERT_EQ(streams_.stored.size(), 2u);
-  EXPECT_EQ(streams_.stored[0].subject, store::GameEventSubject("boss_kill"));
+  // The subject names the source, escaped as one token, so the broker can bind it to this world.
+  EXPECT_EQ(streams_.stored[0].subject, "game.event.boss_5fkill.world_2d1");
   auto first = store::DecodeGameEvent(streams_.stored[0].data);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_EQ(first->source, "world-1");

@@ -53,8 +53,12 @@ Result<GameEvent> DecodeGameEvent(std::string_view data) {
   return event;
 }
 
-std::string GameEventSubject(std::string_view kind) {
-  return "game.event." + bus::SubjectToken(kind);
+std::string GameEventSubject(std::string_view kind, std::string_view source) {
+  return "game.event." + bus::SubjectToken(kind) + "." + bus::SubjectToken(source);
+}
+
+bool GameEventSubjectMatches(std::string_view subject, const GameEvent& event) {
+  return subject == GameEventSubject(event.kind, event.source);
 }
 
 std::string GameEventMsgId(const GameEvent& event) {

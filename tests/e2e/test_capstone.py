@@ -43,7 +43,9 @@ SPLIT = dict([(z, "world-0") for z in POOL_0] + [(z, "world-1") for z in POOL_1]
 BOSS = "town:e2e_gatewarden"
 STREAM = "GAME_EVENTS"
 DURABLE = "director-tally"
-SUBJECT = "game.event.boss_5fkill"  # GameEventSubject("boss_kill"): '_' escaped in a token
+# GameEventSubject("boss_kill", "world-0"): each token escaped ("_" is "_5f", "-" is "_2d"), the
+# source last, which the shipped NATS permissions bind to that world's user.
+SUBJECT = "game.event.boss_5fkill.world_2d0"
 DIRECTOR_TTL_MS = 1500
 DEADLINE_S = 60  # a recovery (lease lapse, reconnects, redelivery) well inside this
 

@@ -31,6 +31,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Check(again->source == event->source && again->sequence == event->sequence &&
         again->kind == event->kind && again->subject == event->subject &&
         again->actor == event->actor && again->at_ms == event->at_ms);
-  (void)telos::store::GameEventSubject(event->kind);
+  (void)telos::store::GameEventSubject(event->kind, event->source);
   return 0;
 }

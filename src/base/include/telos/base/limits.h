@@ -505,5 +505,12 @@ inline constexpr size_t kQuestPredicateBytesMax = 4'096;
 inline constexpr size_t kGameEventQueueMax = 1'024;
 // How long a publisher waits before trying the head event again after a failure.
 inline constexpr int64_t kGameEventRetryDelayMs = 1'000;
+// How far past its source's watermark an event's sequence may jump and still be applied
+// (src/director/game_event_tally). A publisher reserves its sequences one at a time and
+// publishes them in order, so a genuine gap is the few events dropped after their sequence was
+// reserved; a larger jump is a broken or hostile publisher trying to move the watermark past
+// the source's genuine events, and the event is parked (refused, kept in the stream, counted
+// in game_events_refused_total{reason="sequence_jump"}).
+inline constexpr int64_t kGameEventSequenceJumpMax = 10'000;
 
 }  // namespace telos::limits
