@@ -28,8 +28,8 @@
 // requester, with the requester as the holder, so the reservation is taken atomically and
 // draining shards are never picked. Requests are answered one at a time (a mutex), so two
 // shards draining at once never pick each other from stale reads. A standby answers
-// kFailedPrecondition. The request is not trusted: only the telos-world NATS user may publish
-// it (deploy/nats/permissions.conf), but any world could name any shard and any numbers, so
+// kFailedPrecondition. The request is not trusted: only the world NATS users (telos-world-<n>) may
+// publish it (deploy/nats/permissions.conf), but any world could name any shard and any numbers, so
 //   - the named shard must be a live registered shard in the directory (kFailedPrecondition);
 //   - its ttl_ms is clamped to kDirectorDrainReservationTtlMsMax and each zone's players to
 //     [1, kDirectorDrainZoneAmountMax];
