@@ -483,6 +483,27 @@ inline constexpr int64_t kArcadeDiceRollMs = 1'000;
 inline constexpr int64_t kArcadeSettledPauseMs = 2'000;
 // Escrows one reconciliation sweep lists at a time.
 inline constexpr size_t kArcadeOpenEscrowsPerSweepMax = 256;
+// The casino service (src/arcade/casino.h) around the drivers: the chain a `telos serve` house
+// generates from its secret (100,000 rounds, about a week at one round per 8 s, and well under
+// a second of hashing at start), how often unsettled rounds of a past run are swept for
+// refunds, the requests queued for the casino's thread (beyond which one is refused
+// ResourceExhausted), the wager answers remembered for retries by key (oldest forgotten first),
+// and the longest idempotency key a client may choose (namespaced by the player below
+// kArcadeIdempotencyKeyBytesMax).
+inline constexpr int64_t kArcadeChainLengthDefault = 100'000;
+inline constexpr int64_t kArcadeSweepIntervalMs = 30'000;
+inline constexpr size_t kArcadeCasinoInboxMax = 4'096;
+inline constexpr size_t kArcadeReceiptsMax = 65'536;
+inline constexpr size_t kArcadeClientKeyBytesMax = 64;
+// What players in the casino see of the frames (src/arcade/frame_text.h): a text line of a
+// rising crash multiplier at most this often, and a GMCP Arcade.Frame at most this often
+// (phase changes always go out at once).
+inline constexpr int64_t kArcadeTextTickMs = 1'000;
+inline constexpr int64_t kArcadeGmcpFrameMs = 250;
+// How long an HTTP wager (POST /api/arcade/bet, /cashout) waits for the casino's answer before
+// it answers 504 "result unknown, retry with the same key" (a commit is a few ms; this covers
+// a stalled disk).
+inline constexpr int64_t kArcadeHttpWaitMs = 10'000;
 
 // --- Builder hooks (src/world/scripting.cc; issue 32 item 4): script timers and quest
 // predicates. Each timer callback and each predicate is one call under

@@ -1,0 +1,213 @@
+// The casino service on a ManualClock over a MemoryLedger: buying chips, a dice round from bet
+// to settlement, retries answered with the original result, a crash cash-out, round proofs that
+// verify against the next round, a restart continuing the chain, and the round under way at a
+// stop refunded once.
+
+#include "telos/arcade/casino.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "telos/arcade/digest.h"
+#include "telos/arcade/memory_ledger.h"
+#include "telos/arcade/outcomes.h"
+
+namespace telos::arcade {
+namespace {
+
+constexpr std::string_view kSeed = "casino seed";
+
+class CasinoTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Casino> Open(std::string secret = "house secret") {
+    CasinoOptions options;
+    options.games = {{.game = "crash", .kind = GameKind::kCrash, .public_seed = std::string(kSeed)},
+                     {.game = "dice", .kind = GameKind::kDice, .public_seed = std::string(kSeed)}};
+    options.house_secret = std::move(secret);
+    options.chain_length = 1000;
+    auto casino =
+        Casino::Create(ledger_, clock_, options, [this](const Frame& f) { frames_.push_back(f); });
+    EXPECT_TRUE(casino.ok()) << casino.status().ToString();
+    return std::move(*casino);
+  }
+  // Pumps in 100 ms steps until `game` shows `phase` (at most max_ms).
+  void RunUntil(Casino& casino, const std::string& game, Phase phase, int64_t max_ms = 200'000) {
+    for (int64_t t = 0; t <= max_ms; t += 100) {
+      casino.Pump(/*force_commit=*/true);
+      if (Last(game) && Last(game)->phase == phase) return;
+      clock_.Advance(Millis(100));
+    }
+    FAIL() << game << " never reached " << PhaseName(phase);
+  }
+  std::optional<Frame> Last(const std::string& game) const {
+    for (auto it = frames_.rbegin(); it != frames_.rend(); ++it) {
+      if (it->game == game) return *it;
+    }
+    return std::nullopt;
+  }
+  // Runs a request through the casino thread (Pump) and returns its answer.
+  Result<WagerAnswer> Await(Casino& casino, const std::function<void(Casino::Done)>& request) {
+    std::optional<Result<WagerAnswer>> answer;
+    request([&answer](Result<WagerAnswer> a) { answer = std::move(a); });
+    for (int i = 0; i < 10 && !answer; ++i) casino.Pump(/*force_commit=*/true);
+    if (!answer) return Status::DeadlineExceeded("no answer");
+    return *answer;
+  }
+  int64_t Balance(const std::string& account) { return ledger_.Balance(account).value(); }
+  void ExpectBooksBalance() {
+    int64_t sum = 0;
+    const std::vector<AccountBalance> balances = ledger_.Balances().value();
+    for (const AccountBalance& b : balances) sum += b.balance;
+    EXPECT_EQ(sum, 0);
+  }
+
+  ManualClock clock_;
+  MemoryLedger ledger_;
+  std::vector<Frame> frames_;
+};
+
+TEST_F(CasinoTest, ADiceBetSettlesAndItsRetryAnswersTheOriginalResult) {
+  auto casino = Open();
+  auto bought = Await(*casino, [&](Casino::Done d) { casino->Buy("ann", 100, "k-buy", d); });
+  ASSERT_TRUE(bought.ok()) << bought.status().ToString();
+  EXPECT_EQ(bought->payout, 100);
+  EXPECT_EQ(casino->Chips("ann").value(), 100);
+  // The same buy key again is the same posting: replayed, no second sale.
+  auto again = Await(*casino, [&](Casino::Done d) { casino->Buy("ann", 100, "k-buy", d); });
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->replayed);
+  EXPECT_EQ(casino->Chips("ann").value(), 100);
+
+  RunUntil(*casino, "dice", Phase::kBetting);
+  auto bet = Await(*casino, [&](Casino::Done d) { casino->Bet("dice", "ann", 10, 5000, "k1", d); });
+  ASSERT_TRUE(bet.ok()) << bet.status().ToString();
+  EXPECT_EQ(bet->game, "dice");
+  EXPECT_FALSE(bet->replayed);
+  const int64_t round = bet->position;
+  EXPECT_EQ(casino->Chips("ann").value(), 90);
+  auto retry =
+      Await(*casino, [&](Casino::Done d) { casino->Bet("dice", "ann", 10, 5000, "k1", d); });
+  ASSERT_TRUE(retry.ok());
+  EXPECT_TRUE(retry->replayed);
+  EXPECT_EQ(retry->position, round);
+  EXPECT_EQ(casino->Chips("ann").value(), 90) << "a retry stakes nothing more";
+  EXPECT_EQ(Await(*casino, [&](Casino::Done d) { casino->Bet("dice", "ann", 5, 5000, "k2", d); })
+                .status()
+                .code(),
+            StatusCode::kAlreadyExists);
+
+  EXPECT_EQ(casino->Round("dice", round).status().code(), StatusCode::kNotFound)
+      << "the round under way is not revealed";
+  RunUntil(*casino, "dice", Phase::kSettled);
+  const Frame settled = *Last("dice");
+  const int64_t expected = settled.roll < 5000 ? 90 + DicePayout(10, 5000, 100) : 90;
+  EXPECT_EQ(casino->Chips("ann").value(), expected);
+  // The retry after the settlement still answers the original result.
+  auto late =
+      Await(*casino, [&](Casino::Done d) { casino->Bet("dice", "ann", 10, 5000, "k1", d); });
+  ASSERT_TRUE(late.ok());
+  EXPECT_EQ(late->position, round);
+  EXPECT_EQ(casino->Chips("ann").value(), expected);
+
+  auto proof = casino->Round("dice", round);
+  ASSERT_TRUE(proof.ok()) << proof.status().ToString();
+  EXPECT_EQ(proof->hash, settled.round_hash);
+  EXPECT_EQ(proof->roll, settled.roll);
+  EXPECT_TRUE(proof->next_hash.empty());
+  EXPECT_FALSE(proof->verified);
+  RunUntil(*casino, "dice", Phase::kBetting);
+  RunUntil(*casino, "dice", Phase::kSettled);
+  proof = casino->Round("dice", round);
+  ASSERT_TRUE(proof.ok());
+  EXPECT_TRUE(proof->verified);
+  EXPECT_EQ(ToHex(Sha256(HashFromHex(proof->next_hash).value())), proof->hash);
+  ExpectBooksBalance();
+}
+
+TEST_F(CasinoTest, BadRequestsAreRefusedClearlyAndCostNothing) {
+  auto casino = Open();
+  ASSERT_TRUE(Await(*casino, [&](Casino::Done d) { casino->Buy("bob", 50, "b", d); }).ok());
+  RunUntil(*casino, "dice", Phase::kBetting);
+  auto code = [&](const std::function<void(Casino::Done)>& r) {
+    return Await(*casino, r).status().code();
+  };
+  EXPECT_EQ(code([&](Casino::Done d) { casino->Bet("roulette", "bob", 1, 0, "x", d); }),
+            StatusCode::kNotFound);
+  EXPECT_EQ(code([&](Casino::Done d) { casino->Bet("dice", "bob", 1, 50, "x", d); }),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(code([&](Casino::Done d) { casino->Bet("dice", "bob", 0, 5000, "x", d); }),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(code([&](Casino::Done d) { casino->Bet("dice", "bob", 1, 5000, "has space", d); }),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(code([&](Casino::Done d) { casino->Bet("dice", "bob", 51, 5000, "x", d); }),
+            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(code([&](Casino::Done d) { casino->CashOut("dice", "bob", "y", d); }),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(code([&](Casino::Done d) { casino->Buy("bob", 0, "z", d); }),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(casino->Chips("bob").value(), 50);
+  // A refusal is not remembered: the same key, now good, is judged afresh.
+  EXPECT_TRUE(
+      Await(*casino, [&](Casino::Done d) { casino->Bet("dice", "bob", 50, 5000, "x", d); }).ok());
+}
+
+TEST_F(CasinoTest, ACrashCashOutPaysItsMultiplierAndItsRetryAnswersTheSame) {
+  auto casino = Open();
+  ASSERT_TRUE(Await(*casino, [&](Casino::Done d) { casino->Buy("cat", 100, "c", d); }).ok());
+  // Rounds until one runs past 1.10x, so a cash-out by hand can win.
+  for (int round = 0; round < 50; ++round) {
+    RunUntil(*casino, "crash", Phase::kBetting);
+    auto bet = Await(*casino, [&](Casino::Done d) {
+      casino->Bet("crash", "cat", 1, 0, "bet-" + std::to_string(round), d);
+    });
+    ASSERT_TRUE(bet.ok()) << bet.status().ToString();
+    RunUntil(*casino, "crash", Phase::kRunning);
+    while (Last("crash")->phase == Phase::kRunning && Last("crash")->multiplier_x100 < 110) {
+      clock_.Advance(Millis(100));
+      casino->Pump(true);
+    }
+    if (Last("crash")->phase != Phase::kRunning) continue;  // crashed first
+    const std::string key = "out-" + std::to_string(round);
+    auto out = Await(*casino, [&](Casino::Done d) { casino->CashOut("crash", "cat", key, d); });
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_GE(out->cashout_x100, 110);
+    EXPECT_EQ(out->payout, CrashPayout(1, out->cashout_x100));
+    auto retry = Await(*casino, [&](Casino::Done d) { casino->CashOut("crash", "cat", key, d); });
+    ASSERT_TRUE(retry.ok());
+    EXPECT_TRUE(retry->replayed);
+    EXPECT_EQ(retry->cashout_x100, out->cashout_x100);
+    ExpectBooksBalance();
+    return;
+  }
+  FAIL() << "no crash round ran past 1.10x in 50 rounds";
+}
+
+TEST_F(CasinoTest, ARestartContinuesTheChainAndRefundsTheRoundAStopLeftOnce) {
+  int64_t stopped_round = -1;
+  {
+    auto casino = Open();
+    ASSERT_TRUE(Await(*casino, [&](Casino::Done d) { casino->Buy("dan", 100, "d", d); }).ok());
+    RunUntil(*casino, "dice", Phase::kBetting);
+    auto bet =
+        Await(*casino, [&](Casino::Done d) { casino->Bet("dice", "dan", 40, 5000, "k", d); });
+    ASSERT_TRUE(bet.ok());
+    stopped_round = bet->position;
+    EXPECT_EQ(casino->Chips("dan").value(), 60);
+    casino->Stop();  // mid-round: the stake goes back
+    EXPECT_EQ(casino->Chips("dan").value(), 100);
+  }
+  ExpectBooksBalance();
+  frames_.clear();
+  auto casino = Open();
+  RunUntil(*casino, "dice", Phase::kBetting);
+  EXPECT_GT(Last("dice")->position, stopped_round) << "never a hash played twice";
+  casino->Stop();
+  EXPECT_EQ(ledger_.Balance("player:dan").value(), 100) << "refunded once, not twice";
+  ExpectBooksBalance();
+}
+
+}  // namespace
+}  // namespace telos::arcade
