@@ -122,6 +122,9 @@ struct HttpServer::Impl {
   Logger& log;
   HttpServer& owner;
   std::map<std::string, Route, std::less<>> routes;
+  // Prefix routes ("/api/arcade/rounds/"): a path no exact route takes goes to the longest
+  // prefix route it starts with.
+  std::map<std::string, Route, std::less<>> prefix_routes;
   std::map<std::string, WebSocketRoute, std::less<>> websocket_routes;
   tcp::acceptor acceptor;
   std::shared_ptr<SharedState> shared;
@@ -131,8 +134,17 @@ struct HttpServer::Impl {
   const Route* Find(const HttpRequest& req, HttpResponse& refusal) const {
     auto it = routes.find(req.path);
     if (it == routes.end()) {
-      refusal = HttpResponse::Error(404, "not_found", "no such path");
-      return nullptr;
+      it = prefix_routes.end();
+      for (auto p = prefix_routes.begin(); p != prefix_routes.end(); ++p) {
+        if (req.path.starts_with(p->first) &&
+            (it == prefix_routes.end() || p->first.size() > it->first.size())) {
+          it = p;
+        }
+      }
+      if (it == prefix_routes.end()) {
+        refusal = HttpResponse::Error(404, "not_found", "no such path");
+        return nullptr;
+      }
     }
     bool allowed = false;
     for (const auto& m : it->second.methods) {
@@ -338,6 +350,13 @@ HttpServer::~HttpServer() {
 
 void HttpServer::Handle(std::string path, HttpHandler handler, std::vector<std::string> methods) {
   impl_->routes[std::move(path)] = Impl::Route{std::move(handler), std::move(methods), nullptr};
+}
+
+void HttpServer::HandlePrefix(std::string prefix, HttpHandler handler,
+                              std::vector<std::string> methods) {
+  RELEASE_ASSERT(!prefix.empty() && prefix.back() == '/');
+  impl_->prefix_routes[std::move(prefix)] =
+      Impl::Route{std::move(handler), std::move(methods), nullptr};
 }
 
 void HttpServer::HandleBlocking(std::string path, HttpHandler handler, BlockingRunner blocking,

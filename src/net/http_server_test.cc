@@ -175,6 +175,26 @@ TEST_F(HttpServerTest, UnknownPathIsJson404) {
   EXPECT_NE(res.find("{\"error\":\"not_found\""), std::string::npos) << res;
 }
 
+TEST_F(HttpServerTest, APrefixRouteTakesThePathsBelowItAndTheLongestPrefixWins) {
+  more_routes_ = [](HttpServer& server) {
+    server.HandlePrefix("/api/things/", [](const HttpRequest& req) {
+      return HttpResponse::Text(200, "things " + req.path);
+    });
+    server.HandlePrefix("/api/things/red/", [](const HttpRequest& req) {
+      return HttpResponse::Text(200, "red " + req.path);
+    });
+  };
+  StartServer();
+  std::string res = Get("/api/things/42");
+  EXPECT_NE(res.find("things /api/things/42"), std::string::npos) << res;
+  res = Get("/api/things/red/7");
+  EXPECT_NE(res.find("red /api/things/red/7"), std::string::npos) << res;
+  res = Get("/api/thing");
+  EXPECT_NE(res.find("HTTP/1.1 404"), std::string::npos) << res;
+  res = Get("/api/health");
+  EXPECT_NE(res.find("HTTP/1.1 200"), std::string::npos) << "exact routes are untouched: " << res;
+}
+
 TEST_F(HttpServerTest, WrongMethodIs405AndRightOneWorks) {
   StartServer();
   std::string res = Get("/echo");

@@ -6,13 +6,13 @@
 // number of connections is capped, in all and per address; bytes that do not parse as HTTP get
 // a 400 and a closed socket. Unknown paths get a JSON 404.
 //
-// Routes are exact paths. Handlers run on the io_context's threads, possibly several at once,
-// so a handler must be thread-safe and must not block (render from state it can read quickly).
-// A handler that has to block (a Redis read) is added with HandleBlocking: it runs on the
-// blocking pool while its connection waits, so the io threads keep serving everyone else; at
-// most blocking_requests_max of them run at once per server, and a request beyond that gets a
-// 503 "busy" at once rather than a place in a queue.
-// WebSocket routes turn an upgrade request into a player Terminal (HandleWebSocket).
+// Routes are exact paths (or prefixes, HandlePrefix). Handlers run on the io_context's threads,
+// possibly several at once, so a handler must be thread-safe and must not block (render from state
+// it can read quickly). A handler that has to block (a Redis read) is added with HandleBlocking: it
+// runs on the blocking pool while its connection waits, so the io threads keep serving everyone
+// else; at most blocking_requests_max of them run at once per server, and a request beyond that
+// gets a 503 "busy" at once rather than a place in a queue. WebSocket routes turn an upgrade
+// request into a player Terminal (HandleWebSocket).
 //
 // Lifecycle: construct, add routes, Start(), ..., Stop(). Stop() must not be called from a
 // thread that is running the io_context: it waits until every connection has closed.
@@ -102,6 +102,11 @@ class HttpServer {
   // REQUIRES: before Start(). `methods` lists the accepted methods ("GET" also admits HEAD);
   // any other method on this path gets 405.
   void Handle(std::string path, HttpHandler handler, std::vector<std::string> methods = {"GET"});
+  // As Handle, for every path starting with `prefix` (which ends in '/') that no exact route
+  // takes; the longest matching prefix wins. The handler reads the rest from req.path.
+  // REQUIRES: before Start().
+  void HandlePrefix(std::string prefix, HttpHandler handler,
+                    std::vector<std::string> methods = {"GET"});
   // As Handle, but `handler` may block: it runs on `blocking` (a copy is kept), and the
   // connection resumes on its own strand with the answer. The handler and whatever it reads must
   // outlive the server; Stop() waits for a handler in flight. REQUIRES: before Start().
