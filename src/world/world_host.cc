@@ -558,6 +558,16 @@ void WorldHost::DeliverAnnouncement(const std::string& zone, const std::string& 
   if (auto it = zones_.find(zone); it != zones_.end()) (void)it->second->DeliverAnnouncement(text);
 }
 
+void WorldHost::DeliverToZonesOfKind(ZoneKind kind, const std::string& text,
+                                     const OutputEvent& event) {
+  const std::shared_ptr<const Pack> pack = this->pack();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, running] : zones_) {
+    const ZoneDef* def = pack->FindZone(id);
+    if (def != nullptr && def->kind == kind) (void)running->DeliverBroadcast(text, event);
+  }
+}
+
 void WorldHost::DeliverChannel(const std::string& channel, const std::string& from,
                                const std::string& text) {
   std::lock_guard<std::mutex> lock(mu_);

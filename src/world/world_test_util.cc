@@ -324,7 +324,7 @@ void FakePasswords::Change(std::string name_key, std::string old_password, std::
 }
 
 TestWorld::TestWorld(const std::filesystem::path& pack_dir, uint64_t seed, int64_t output_pulse_ms,
-                     size_t crowd_players, SocialPort* social) {
+                     size_t crowd_players, SocialPort* social, ArcadePort* arcade) {
   std::vector<Problem> problems;
   Result<Pack> loaded = LoadPack(pack_dir, &problems);
   for (const Problem& p : problems) ADD_FAILURE() << p.ToString();
@@ -342,6 +342,7 @@ TestWorld::TestWorld(const std::filesystem::path& pack_dir, uint64_t seed, int64
   deps.game_events = &game_events;
   deps.records = &records;
   deps.social = social;
+  deps.arcade = arcade;
   deps.output_pulse_ms = output_pulse_ms;
   deps.output_pulse_crowd_players = crowd_players;
   host = std::make_unique<WorldHost>(

@@ -108,7 +108,7 @@ class TestWorld {
   explicit TestWorld(const std::filesystem::path& pack_dir, uint64_t seed = 42,
                      int64_t output_pulse_ms = 0,
                      size_t crowd_players = limits::kOutputPulseCrowdPlayersDefault,
-                     SocialPort* social = nullptr);
+                     SocialPort* social = nullptr, ArcadePort* arcade = nullptr);
   ~TestWorld();
 
   // Logs in a fresh character (or `state` if given) and returns its sink.

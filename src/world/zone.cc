@@ -253,6 +253,12 @@ Status Zone::DeliverAnnouncement(std::string text) {
   return Enqueue([text = std::move(text)](ZoneCore& core) { core.Announce(text); });
 }
 
+Status Zone::DeliverBroadcast(std::string text, OutputEvent event) {
+  return Enqueue([text = std::move(text), event = std::move(event)](ZoneCore& core) {
+    core.Broadcast(text, event);
+  });
+}
+
 Status Zone::DeliverParty(std::string to_key, PartyMessage message) {
   return Enqueue([to_key = std::move(to_key), message = std::move(message)](ZoneCore& core) {
     core.DeliverParty(to_key, message);

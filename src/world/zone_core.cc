@@ -194,6 +194,7 @@ ZoneCore::ZoneCore(std::shared_ptr<const Pack> pack, const ZoneDef& zone, uint64
   RegisterStaffCommands(registry_);
   RegisterPartyCommands(registry_);
   RegisterSocialCommands(registry_);
+  RegisterArcadeCommands(registry_);
   BuildRooms();
   save_interval_heartbeats_ =
       std::max<int64_t>(1, deps_.save_interval_ms / limits::kZoneHeartbeatMs);
@@ -1086,6 +1087,15 @@ void ZoneCore::Announce(const std::string& text) {
     if (player == nullptr) continue;
     Send(*player, line);
     SendEvent(*player, "Comm.Announce", body);
+  }
+}
+
+void ZoneCore::Broadcast(const std::string& text, const OutputEvent& event) {
+  for (const auto& [key, id] : players_) {
+    Actor* player = FindActor(id);
+    if (player == nullptr) continue;
+    if (!text.empty()) Send(*player, text);
+    if (!event.name.empty()) SendEvent(*player, event.name, event.json);
   }
 }
 

@@ -198,6 +198,8 @@ class ZoneCore final : public ScriptHost {
   void Notice(const std::string& to_key, const std::string& text);
   // An announcement for every player here (WorldHost::Announce), with a Comm.Announce event.
   void Announce(const std::string& text);
+  // A line (may be empty) and an event (name empty: none) for every player here.
+  void Broadcast(const std::string& text, const OutputEvent& event);
   // A party message for a player here (party_commands.cc); ignored when they are not here.
   void DeliverParty(const std::string& to_key, const PartyMessage& message);
   // Flushes collected output to sinks and frees the graveyard. Called after each batch.

@@ -50,6 +50,7 @@ const CommandSpec* CommandRegistry::FindPrefix(std::string_view word,
   std::vector<std::string> candidates;
   for (const CommandSpec& spec : commands_) {
     if (!HasRole(roles, spec.role)) continue;
+    if (spec.exact && spec.name != word) continue;
     if (!word.empty() && spec.name.starts_with(word)) {
       found = &spec;
       candidates.push_back(spec.name);

@@ -37,6 +37,10 @@ struct CommandSpec {
   // The staff role the command needs (telos/base/roles.h); kRolePlayer for everyone. The
   // dispatcher refuses it to anyone without the role, whatever the command's own code does.
   Roles role = kRolePlayer;
+  // Matched by its full name or an alias only, never by an abbreviation: a command added
+  // late (the arcade's) must not make an abbreviation players already type ("cas" for cast)
+  // ambiguous.
+  bool exact = false;
 };
 
 class CommandRegistry {
@@ -71,6 +75,11 @@ void RegisterSkillCommands(CommandRegistry& registry);
 void RegisterQuestCommands(CommandRegistry& registry);
 void RegisterPartyCommands(CommandRegistry& registry);
 void RegisterSocialCommands(CommandRegistry& registry);
+// The arcade in the casino: chips, bet, cashout (arcade_commands.cc).
+void RegisterArcadeCommands(CommandRegistry& registry);
+// `buy <coins>` in a casino buys chips. False (nothing done) anywhere else or when the
+// argument is not a number, so the shop's `buy <item>` takes it.
+bool ArcadeBuy(CommandContext& c);
 
 // `help <topic>` for a skill, spell, race or class of the pack's game.toml, written from the
 // content itself so every one has an entry. False when the topic names none of them.

@@ -33,6 +33,7 @@ void List(CommandContext& c) {
 }
 
 void Buy(CommandContext& c) {
+  if (ArcadeBuy(c)) return;
   Actor* keeper = Keeper(c);
   if (keeper == nullptr) return;
   if (c.args.empty()) {

@@ -201,3 +201,32 @@ class SocialPort {
 };
 
 }  // namespace telos::world
+
+namespace telos::world {
+
+// The arcade's wagers, for the casino's commands (commands/arcade_commands.cc): implemented
+// over arcade::Casino by the process that runs one (`serve`). Every call answers once (`done`,
+// any thread); a refusal's message is a sentence for the player. `player` is the name key,
+// `key` the idempotency key the command chose. Chips are play money: bought with coins, never
+// sold back.
+struct ArcadeWager {
+  int64_t round = -1;        // the round's number (chain position)
+  int64_t stake = 0;         // bet: the stake; buy: the chips bought
+  int64_t cashout_x100 = 0;  // cash-out: the multiplier x100
+  int64_t chips = 0;         // buy: the balance after; cash-out: the payout
+};
+
+class ArcadePort {
+ public:
+  virtual ~ArcadePort() = default;
+  virtual void Chips(std::string player, std::function<void(Result<int64_t>)> done) = 0;
+  virtual void Buy(std::string player, int64_t chips, std::string key,
+                   std::function<void(Result<ArcadeWager>)> done) = 0;
+  // `target`: dice, the number the roll must be under; crash, the auto cash-out x100 or 0.
+  virtual void Bet(std::string player, std::string game, int64_t stake, int64_t target,
+                   std::string key, std::function<void(Result<ArcadeWager>)> done) = 0;
+  virtual void CashOut(std::string player, std::string key,
+                       std::function<void(Result<ArcadeWager>)> done) = 0;
+};
+
+}  // namespace telos::world

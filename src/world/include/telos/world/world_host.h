@@ -183,6 +183,12 @@ class WorldHost final : private ZoneRouter {
   // records.
   void SetGameEvents(GameEventPort* events) { deps_.game_events = events; }
   void SetRecords(RecordsPort* records) { deps_.records = records; }
+  // The arcade behind the casino's commands. REQUIRES: as SetRecords.
+  void SetArcade(ArcadePort* arcade) { deps_.arcade = arcade; }
+  // A line (may be empty) and an event (name empty: none) for every player of each running
+  // zone whose kind is `kind` here (the arcade's frames for the casino). Thread-safe,
+  // non-blocking; a zone whose inbox is full misses it (frames are transient).
+  void DeliverToZonesOfKind(ZoneKind kind, const std::string& text, const OutputEvent& event);
 
   // Scoped transient down-broadcast (ZoneRouter::Announce): for the players of `zone` (empty:
   // everyone) here and, through the RemoteBroadcasts, on every other shard. Thread-safe and

@@ -115,6 +115,8 @@ struct ZoneDeps {
   // Optional (null: boss kills are not published, `records` says the records are unavailable).
   GameEventPort* game_events = nullptr;
   RecordsPort* records = nullptr;
+  // The arcade's wagers for the casino's commands; null where no arcade runs (they say so).
+  ArcadePort* arcade = nullptr;
   // How often a player's state is saved while they play (quit, death, level and leaving a zone
   // save at once). What a crash can lose at most.
   int64_t save_interval_ms = limits::kCharacterSaveIntervalMs;
@@ -173,6 +175,9 @@ class Zone : public std::enable_shared_from_this<Zone> {
   Status Teleport(std::string name_key, Ref room);
   // An announcement (WorldHost::Announce) for every player in the zone.
   Status DeliverAnnouncement(std::string text);
+  // A line (may be empty) and an event (its name empty: none) for every player in the zone:
+  // the arcade's round frames in the casino.
+  Status DeliverBroadcast(std::string text, OutputEvent event);
   Status DeliverParty(std::string to_key, PartyMessage message);
   // Runs `probe` on the zone's executor with read access to the zone (tests, admin tools).
   Status Inspect(std::function<void(const ZoneCore&)> probe);
