@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "arcade_http.h"
+#include "arcade_wiring.h"
 #include "director_role.h"
 #include "gate_process.h"
 #include "telos/account/account_desk.h"
@@ -57,6 +59,7 @@ Result<ServeSettings> ReadServeSettings(const Config& config) {
                      config.Int("TELOS_PASSWORD_PASSES", s.password_passes, 1, 10));
   TELOS_READ_SETTING(s.account_limits, ReadAccountLimits(config));
   TELOS_READ_SETTING(s.seed, config.Int("TELOS_SEED", 0, 0, INT64_MAX));
+  TELOS_READ_SETTING(s.arcade, ReadArcadeSettings(config));
   TELOS_READ_SETTING(s.assertion_ttl_ms,
                      config.Int("TELOS_ASSERTION_TTL_MS", s.assertion_ttl_ms,
                                 limits::kAssertionTtlMsMin, limits::kAssertionTtlMsMax));
@@ -151,7 +154,8 @@ int RunServe(const ServeSettings& settings, const Config& config) {
                  .handoff_key = &handoff_key,
                  .mode = "embedded",
                  .events = events->get(),
-                 .records = &db->records()},
+                 .records = &db->records(),
+                 .arcade_db_path = settings.arcade.enabled ? store_options.path : ""},
       clock, log, metrics);
 }
 
@@ -204,12 +208,31 @@ int RunServeParts(const ServeSettings& settings, ServeParts parts, const Clock& 
                      return report;
                    });
   gate.AddInProcessShard(world_settings.advertise, world.shard());
+  // --- The arcade: its games on the SQLite ledger, the casino's commands, its HTTP API.
+  std::unique_ptr<ArcadeWiring> arcade;
+  if (!parts.arcade_db_path.empty()) {
+    auto opened = ArcadeWiring::Open(settings.arcade, parts.arcade_db_path, settings.data_dir,
+                                     blocking, clock, log);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "telos serve: the arcade: %s\n", opened.status().ToString().c_str());
+      threads.Join();
+      return 1;
+    }
+    arcade = std::move(*opened);
+    world.SetArcade(&arcade->port());
+    AddArcadeRoutes(gate.http(), arcade->casino(), desk, blocking);
+  }
   world.AddRecordsRoute(gate.http(), blocking);
   // Alone, the world's roster is everyone online, with levels and zones.
   if (world_settings.listen_address.empty()) gate.SetWho([&world] { return world.Who(); });
 
   Status started = world.Start();
   if (started.ok()) started = gate.Start();
+  if (started.ok() && arcade) {
+    arcade->Start([&world](const std::string& text, const world::OutputEvent& event) {
+      world.ToCasino(text, event);
+    });
+  }
   if (!started.ok()) {
     std::fprintf(stderr, "telos serve: %s\n", started.message().c_str());
     log.Error("cannot start", {{"error", started.ToString()}});
@@ -267,6 +290,7 @@ int RunServeParts(const ServeSettings& settings, ServeParts parts, const Clock& 
   // drain to a peer if there is one, stop every zone (each player is frozen and saved), flush
   // the saves and close the sockets.
   gate.Stop(kShutdownMessage);
+  if (arcade) arcade->Stop();  // the round under way is refunded
   if (director_service) director_service->Stop();
   const WorldProcess::StopReport report = world.Stop();
   reload.reset();  // the reload thread, refused by the stopped world, ends (the bus still runs)

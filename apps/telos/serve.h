@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "arcade_wiring.h"
 #include "role_common.h"
 #include "telos/auth/keys.h"
 #include "telos/base/config.h"
@@ -37,6 +38,7 @@ struct ServeSettings {
   int64_t seed = 0;                     // 0: from the system's entropy
   // TELOS_ASSERTION_TTL_MS: a login assertion's life; the gate renews it at half that.
   int64_t assertion_ttl_ms = limits::kAssertionTtlMsDefault;
+  ArcadeSettings arcade;  // TELOS_ARCADE, TELOS_ARCADE_SEED
 };
 
 // Reads every TELOS_* setting `serve` uses; InvalidArgument names the bad variable.
@@ -63,6 +65,9 @@ struct ServeParts {
   // `telos director` processes instead). Null: no in-process director.
   bus::DurableStreams* events = nullptr;
   store::RecordsStore* records = nullptr;
+  // Embedded only: the arcade (arcade_wiring.h) on the SQLite file at arcade_db_path, with its
+  // house secret in data_dir. Empty: no arcade (a fleet serve, for now).
+  std::string arcade_db_path;
 };
 
 // The whole game in this process on `parts`: threads, the account screens, the world shard and

@@ -133,6 +133,12 @@ class WorldProcess {
   // reload's timeouts: call it on the blocking pool (SIGHUP does).
   shard::FleetReloadReport ReloadFleet();
   std::vector<world::WhoEntry> Who() const { return host_.Who(); }
+  // The arcade behind the casino's commands. REQUIRES: before Start(); `arcade` outlives it.
+  void SetArcade(world::ArcadePort* arcade) { host_.SetArcade(arcade); }
+  // A line (may be empty) and a GMCP event for every player in the casino zones here.
+  void ToCasino(const std::string& text, const world::OutputEvent& event) {
+    host_.DeliverToZonesOfKind(world::ZoneKind::kCasino, text, event);
+  }
 
  private:
   class NoPasswords;
