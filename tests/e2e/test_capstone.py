@@ -46,6 +46,7 @@ DURABLE = "director-tally"
 # GameEventSubject("boss_kill", "world-0"): each token escaped ("_" is "_5f", "-" is "_2d"), the
 # source last, which the shipped NATS permissions bind to that world's user.
 SUBJECT = "game.event.boss_5fkill.world_2d0"
+OTHER_SUBJECT = "game.event.boss_5fkill.world_2d1"  # world-1's own subject
 DIRECTOR_TTL_MS = 1500
 DEADLINE_S = 60  # a recovery (lease lapse, reconnects, redelivery) well inside this
 
@@ -341,8 +342,16 @@ class CapstoneTest(FleetCase):
             self.assertTrue(same.get("duplicate"), same)
             again = json.loads(c.request(SUBJECT, data, {"Nats-Msg-Id": msg_id + ":again"}))
             self.assertFalse(again.get("duplicate"), again)
-        self.consumed_through(again["seq"])
-        self.assertEqual(self.kills("world-1"), 1, "a re-published kill counted again")
+            # world-1's subject carrying world-0's next sequence (what a world could send if
+            # the broker let it): the director refuses it, so world-0's genuine kill 2 (that
+            # sequence) is not taken for a duplicate below.
+            forged = dict(event, sequence=event["sequence"] + 1)
+            forged_ack = json.loads(
+                c.request(OTHER_SUBJECT, json.dumps(forged).encode(), {"Nats-Msg-Id": "forged"})
+            )
+            self.assertFalse(forged_ack.get("duplicate"), forged_ack)
+        self.consumed_through(forged_ack["seq"])
+        self.assertEqual(self.kills("world-1"), 1, "a re-published or forged kill counted")
 
         # The leader dies hard; the standby takes the tally over. Kill 2.
         fleet.kill("director-a")
