@@ -199,7 +199,7 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
     if (name == backends_.directory_name) shard_.SetSealed(!up);
   });
   if (backends_.bus != nullptr) {
-    StartComms(*backends_.bus, io, blocking, log, metrics);
+    StartComms(*backends_.bus, io, blocking, clock, log, metrics);
   } else if (!settings.nats_url.empty()) {
     health_.Declare("nats", "tells, channels and mail pings across shards disabled");
     auto connected =
@@ -210,7 +210,7 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
     if (connected.ok()) {
       nats_ = std::move(*connected);
       nats_->OnConnectionChange([this](bool up) { health_.Report("nats", up); });
-      StartComms(*nats_, io, blocking, log, metrics);
+      StartComms(*nats_, io, blocking, clock, log, metrics);
     } else {
       connect_error_ = connected.status();
     }
@@ -218,7 +218,7 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
     log.Warn("TELOS_NATS unset: tells and channels reach players on this shard only");
   }
   if (backends_.audit != nullptr) {
-    audit_ = std::make_unique<shard::StoreAuditPort>(*backends_.audit, blocking, log);
+    audit_ = std::make_unique<shard::StoreAuditPort>(*backends_.audit, blocking, log, metrics);
     host_.SetAuditPort(audit_.get(), settings.shard_id);
   } else {
     host_.SetAuditPort(nullptr, settings.shard_id);  // the log lines still name this world
@@ -244,7 +244,7 @@ WorldProcess::WorldProcess(const WorldRoleSettings& settings,
 }
 
 void WorldProcess::StartComms(bus::Bus& bus, boost::asio::io_context& io, BlockingRunner blocking,
-                              Logger& log, Metrics& metrics) {
+                              const Clock& clock, Logger& log, Metrics& metrics) {
   shard::FleetCommsOptions comms_options;
   comms_options.shard_id = settings_.shard_id;
   comms_options.subject_prefix = settings_.subject_prefix;
@@ -256,6 +256,15 @@ void WorldProcess::StartComms(bus::Bus& bus, boost::asio::io_context& io, Blocki
                                       .subject_prefix = settings_.subject_prefix,
                                       .scope = settings_.director_scope},
       bus, log));
+  // Staff orders to other worlds carry the issuer's assertion; orders from them are believed
+  // only on one the account service signed.
+  shard::StaffAuth staff_auth;
+  staff_auth.assertion_of = [this](const std::string& name_key) {
+    return shard_.AssertionOf(name_key);
+  };
+  staff_auth.verify_keys = shard_.assertion_keys();
+  staff_auth.clock = &clock;
+  comms_->SetStaffAuth(std::move(staff_auth));
   host_.SetRemoteComms(comms_.get());
   host_.SetRemoteBroadcasts(comms_.get());
   shard_.SetComms(comms_.get());

@@ -143,8 +143,8 @@ class WorldProcess {
  private:
   class NoPasswords;
   // Tells, channels and mail pings across shards over `bus`.
-  void StartComms(bus::Bus& bus, boost::asio::io_context& io, BlockingRunner blocking, Logger& log,
-                  Metrics& metrics);
+  void StartComms(bus::Bus& bus, boost::asio::io_context& io, BlockingRunner blocking,
+                  const Clock& clock, Logger& log, Metrics& metrics);
   // The records port and, with a durable stream, the game-event publisher (a boss killed).
   void StartGameEvents(boost::asio::io_context& io, const BlockingRunner& blocking,
                        const Clock& clock, Logger& log, Metrics& metrics);

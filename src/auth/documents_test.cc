@@ -180,6 +180,24 @@ TEST_F(Documents, AssertionExpiresExactlyAtItsExpiry) {
   ExpectDenied(VerifyAssertion(key_.verify_key(), blob, clock_).status(), "assertion: expired");
 }
 
+TEST_F(Documents, AStaleAssertionIsAcceptedForItsAllowanceAndNoLonger) {
+  // A staff order's assertion (VerifyStaleAssertion): good past its expiry for the allowance,
+  // still signed and still refused once the allowance has passed too.
+  const std::string blob = IssueAssertion(key_, 42, "Aria", "gate-1", 1'000, clock_, kRoleAdmin);
+  clock_.Advance(milliseconds(1'000 + 59'999));
+  EXPECT_FALSE(VerifyAssertion(key_.verify_key(), blob, clock_).ok());
+  auto stale = VerifyStaleAssertion(key_.verify_key(), blob, clock_, 60'000);
+  ASSERT_TRUE(stale.ok()) << stale.status().ToString();
+  EXPECT_EQ(stale->roles, kRoleAdmin);
+  clock_.Advance(milliseconds(1));
+  ExpectDenied(VerifyStaleAssertion(key_.verify_key(), blob, clock_, 60'000).status(),
+               "assertion: expired");
+  // The signature is checked as ever.
+  std::string tampered = blob;
+  tampered.back() ^= 1;
+  EXPECT_FALSE(VerifyStaleAssertion(key_.verify_key(), tampered, clock_, 3'600'000).ok());
+}
+
 TEST_F(Documents, AssertionWithZeroTtlIsAlreadyExpired) {
   const std::string blob = IssueAssertion(key_, 42, "Aria", "gate-1", 0, clock_);
   ExpectDenied(VerifyAssertion(key_.verify_key(), blob, clock_).status(), "assertion: expired");

@@ -3,6 +3,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json.hpp>
 
+#include "telos/auth/documents.h"
+#include "telos/base/limits.h"
 #include "telos/base/utf8.h"
 #include "telos/shard/fleet_messages.h"
 #include "telos/world/character_state.h"
@@ -230,8 +232,13 @@ void FleetComms::Staff(const world::StaffOrder& order,
     done(std::move(outcome));
   };
   if (!bus_.connected()) return fail(Status::Unavailable("bus down"), kBusDown);
+  world::StaffOrder signed_order = order;
+  signed_order.origin_world = options_.shard_id;
+  if (staff_auth_.assertion_of) {
+    signed_order.issuer_assertion = staff_auth_.assertion_of(world::NameKey(order.issuer));
+  }
   const std::string target = order.target;
-  bus_.Request(PlayerSubject(target), EncodeStaffOrder(order),
+  bus_.Request(PlayerSubject(target), EncodeStaffOrder(signed_order),
                std::chrono::milliseconds(options_.tell_timeout_ms),
                in_flight_->Wrap([target, done](Result<std::string> reply) {
                  world::StaffOutcome outcome;
@@ -241,12 +248,90 @@ void FleetComms::Staff(const world::StaffOrder& order,
                    // No world answers for them: nobody of that name plays anywhere now.
                    outcome.status = reply.status();
                    outcome.text = "Nobody called '" + target + "' is online.";
+                 } else if (reply.status().code() == StatusCode::kDeadlineExceeded) {
+                   // Their world may have applied it and its answer been lost: say so.
+                   outcome.status = reply.status();
+                   outcome.text = "No answer about " + target +
+                                  " in time: the order may or may not have been applied.";
                  } else {
                    outcome.status = reply.status();
                    outcome.text = target + " cannot be reached right now; try again.";
                  }
                  done(std::move(outcome));
                }));
+}
+
+Status FleetComms::VerifyStaffOrder(world::StaffOrder* order) const {
+  if (!staff_auth_.verify_keys || staff_auth_.clock == nullptr) {
+    return Status::PermissionDenied("this world verifies no staff orders");
+  }
+  if (order->issuer_assertion.empty()) {
+    return Status::PermissionDenied("no issuer assertion (missing, oversize or unreadable)");
+  }
+  // Worlds are never sent the gate's renewals, so the issuer's assertion has usually expired:
+  // it proves who granted the roles, and kStaffAssertionStaleMsMax bounds how old that proof is.
+  auto claim = auth::VerifyStaleAssertion(*staff_auth_.verify_keys, order->issuer_assertion,
+                                          *staff_auth_.clock, limits::kStaffAssertionStaleMsMax);
+  if (!claim.ok()) return claim.status();
+  if (world::NameKey(claim->character) != world::NameKey(order->issuer)) {
+    return Status::PermissionDenied("the assertion names " + claim->character + ", not " +
+                                    order->issuer);
+  }
+  const Roles needed = world::StaffRoleFor(order->kind);
+  if (!HasRole(claim->roles, needed)) {
+    return Status::PermissionDenied("the issuer's signed roles (" + RoleNames(claim->roles) +
+                                    ") do not include " + RoleNames(needed));
+  }
+  order->issuer = claim->character;  // the signed spelling
+  order->issuer_roles = claim->roles;
+  return Status::Ok();
+}
+
+void FleetComms::OnStaffOrder(const std::string& name_key, world::StaffOrder order,
+                              const bus::Message& message) {
+  order.target = name_key;
+  const auto refuse = [&](const Status& why, std::string text) {
+    log_.Warn("security: staff order refused",
+              {{"character", name_key},
+               {"order", std::string(world::StaffKindName(order.kind))},
+               {"from", order.issuer},
+               {"world", order.origin_world},
+               {"error", why.ToString()}});
+    host_.AuditReceivedStaff(order, name_key, why);
+    world::StaffOutcome refused;
+    refused.status = why;
+    refused.text = std::move(text);
+    (void)bus_.Reply(message, EncodeStaffOutcome(refused));
+  };
+  // Nothing in the order is believed before its assertion is: a forger's order is refused
+  // whatever it claims, and audited here as refused.
+  if (Status s = VerifyStaffOrder(&order); !s.ok()) {
+    return refuse(s, "That order was refused: it did not come from staff.");
+  }
+  if (Status s = host_.CheckReceivedStaff(&order); !s.ok()) {
+    return refuse(s, "That order was refused by " + name_key + "'s world: " + s.message() + ".");
+  }
+  log_.Info("staff order from another world",
+            {{"character", name_key},
+             {"order", std::string(world::StaffKindName(order.kind))},
+             {"from", order.issuer},
+             {"world", order.origin_world}});
+  // The outcome is sent from the target's zone once applied, and audited here as applied; a
+  // target who left in the meantime is answered at once.
+  const bus::Message request = message;
+  const Status s = host_.ApplyStaff(
+      order, in_flight_->Wrap([this, request, order, name_key](world::StaffOutcome outcome) {
+        host_.AuditReceivedStaff(
+            order, outcome.target_name.empty() ? name_key : outcome.target_name, outcome.status);
+        (void)bus_.Reply(request, EncodeStaffOutcome(outcome));
+      }));
+  if (!s.ok()) {
+    host_.AuditReceivedStaff(order, name_key, s);
+    world::StaffOutcome outcome;
+    outcome.status = s;
+    outcome.text = name_key + " cannot be reached right now; try again.";
+    (void)bus_.Reply(request, EncodeStaffOutcome(outcome));
+  }
 }
 
 void FleetComms::Party(const std::string& to, const std::string& message,
@@ -315,36 +400,7 @@ void FleetComms::OnPlayerMessage(const std::string& name_key, const bus::Message
     if (!message.reply_to.empty()) (void)bus_.Reply(message, json::serialize(reply));
   } else if (body.kind == PlayerMessage::Kind::kStaff) {
     if (message.reply_to.empty()) return;
-    world::StaffOrder order = body.staff;
-    order.target = name_key;
-    if (!HasRole(order.issuer_roles, kRoleAdmin)) {
-      // The issuing world checked the role before sending; an order without it is a stray or
-      // hostile publisher's, and is refused rather than applied.
-      log_.Warn("security: staff order without an admin role refused",
-                {{"character", name_key}, {"from", order.issuer}});
-      world::StaffOutcome refused;
-      refused.status = Status::PermissionDenied("not staff");
-      refused.text = "That order was refused: it did not come from staff.";
-      (void)bus_.Reply(message, EncodeStaffOutcome(refused));
-      return;
-    }
-    log_.Info("staff order from another world",
-              {{"character", name_key},
-               {"order", std::string(world::StaffKindName(order.kind))},
-               {"from", order.issuer}});
-    // The outcome is sent from the target's zone once applied; a target who left in the
-    // meantime is answered at once.
-    const bus::Message request = message;
-    const Status s =
-        host_.ApplyStaff(order, in_flight_->Wrap([this, request](world::StaffOutcome outcome) {
-          (void)bus_.Reply(request, EncodeStaffOutcome(outcome));
-        }));
-    if (!s.ok()) {
-      world::StaffOutcome outcome;
-      outcome.status = s;
-      outcome.text = name_key + " cannot be reached right now; try again.";
-      (void)bus_.Reply(request, EncodeStaffOutcome(outcome));
-    }
+    OnStaffOrder(name_key, body.staff, message);
   } else if (body.kind == PlayerMessage::Kind::kParty) {
     // Delivered while they are hosted here, link-dead or not: a party message changes their
     // copy of the party, which must not wait for their gate.

@@ -25,10 +25,14 @@
 #include <thread>
 #include <vector>
 
+#include "telos/auth/documents.h"
+#include "telos/auth/keys.h"
 #include "telos/base/assert.h"
 #include "telos/base/clock.h"
+#include "telos/base/limits.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
+#include "telos/base/utf8.h"
 #include "telos/bus/in_process_bus.h"
 #include "telos/directory/forwarding_directory.h"
 #include "telos/directory/memory_directory.h"
@@ -144,8 +148,35 @@ class NoPasswords final : public world::PasswordPort {
   }
 };
 
+// Staff actions a world audited, kept whole (written from zone executors and bus threads).
+class RecordingAudit final : public world::AuditPort {
+ public:
+  void Record(world::AuditRecord record) override {
+    std::lock_guard lock(mu_);
+    records_.push_back(std::move(record));
+  }
+  std::vector<world::AuditRecord> records() const {
+    std::lock_guard lock(mu_);
+    return records_;
+  }
+  // Whether some record of `action` has a detail containing `needle`.
+  bool Has(const std::string& action, const std::string& needle) const {
+    std::lock_guard lock(mu_);
+    for (const auto& r : records_) {
+      if (r.action == action && r.detail.find(needle) != std::string::npos) return true;
+    }
+    return false;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<world::AuditRecord> records_;
+};
+
 // What both shards share.
 struct FleetEnv {
+  // The account service's key: every login assertion in the test is signed with it.
+  auth::SigningKey account_key = auth::SigningKey::Generate();
   ManualClock clock;
   Logger log{"fleet_comms_test", LogLevel::kError};
   directory::MemoryDirectory directory{clock};
@@ -197,6 +228,16 @@ class Shard {
         options.directory != nullptr ? *options.directory : env.directory;
     comms = std::make_unique<FleetComms>(comms_options, bus, directory, *host, env.io,
                                          std::move(blocking), env.log, metrics);
+    StaffAuth staff_auth;
+    staff_auth.assertion_of = [this](const std::string& name_key) {
+      std::lock_guard lock(assertions_mu_);
+      auto it = assertions.find(name_key);
+      return it == assertions.end() ? std::string() : it->second;
+    };
+    staff_auth.verify_keys = auth::KeyRing(env.account_key.verify_key());
+    staff_auth.clock = &env.clock;
+    comms->SetStaffAuth(std::move(staff_auth));
+    host->SetAuditPort(&audit, id);
     host->SetRemoteComms(comms.get());  // before any zone starts
     host->SetRemoteBroadcasts(comms.get());
     const Status started = host->StartAllZones();
@@ -221,6 +262,12 @@ class Shard {
     auto sink = std::make_shared<Sink>();
     world::CharacterState state = world::NewCharacter(name, env_.content.pack->start_room);
     state.roles = roles;
+    {
+      // As the gate's attach would: the account service's assertion, with the signed roles.
+      std::lock_guard lock(assertions_mu_);
+      assertions[world::NameKey(name)] = auth::IssueAssertion(
+          env_.account_key, 1, name, gate.empty() ? "gate-0" : gate, 60'000, env_.clock, roles);
+    }
     const Status s = host->Login(std::move(state), sink);
     RELEASE_ASSERT(s.ok(), s.ToString());
     executor.RunReady();
@@ -244,6 +291,9 @@ class Shard {
   std::unique_ptr<boost::asio::thread_pool> pool_;
 
  public:
+  std::mutex assertions_mu_;
+  std::map<std::string, std::string> assertions;  // by name key; guarded by assertions_mu_
+  RecordingAudit audit;
   Metrics metrics;
   // After the ports and before the host: queued tasks keep zones alive until it goes.
   world::ManualExecutor executor;
@@ -342,6 +392,142 @@ TEST_F(FleetCommsTest, AStaffOrderWithoutTheAdminRoleIsRefusedByTheTargetsWorld)
   EXPECT_EQ(outcome.status.code(), StatusCode::kPermissionDenied);
   EXPECT_TRUE(b_->host->ZoneOf("Bob").has_value());
   EXPECT_FALSE(bob->Has("removed you"));
+}
+
+// An order as anyone who can publish on the bus could send it to `target`'s subject, with
+// the reply it gets.
+world::StaffOutcome SendRawOrder(FleetEnv& env, Shard& to, const world::StaffOrder& order,
+                                 const std::function<bool(const std::function<bool()>&)>& until) {
+  bus::InProcessBus stranger(env.hub);
+  std::atomic<bool> answered = false;
+  world::StaffOutcome outcome;
+  std::mutex mu;
+  stranger.Request(to.comms->PlayerSubject(order.target), EncodeStaffOrder(order),
+                   std::chrono::seconds(5), [&](Result<std::string> reply) {
+                     std::lock_guard lock(mu);
+                     if (reply.ok()) {
+                       outcome = DecodeStaffOutcome(*reply);
+                     } else {
+                       outcome.status = reply.status();
+                     }
+                     answered = true;
+                   });
+  EXPECT_TRUE(until([&] { return answered.load(); }));
+  std::lock_guard lock(mu);
+  return outcome;
+}
+
+TEST_F(FleetCommsTest, AForgedAdminOrderIsRefusedAndAuditedThereAsRefused) {
+  MakeShards();
+  auto bob = b_->Login("Bob", "gate-2");
+  // Claiming the admin role in the message is not enough: no signed assertion says so.
+  world::StaffOrder forged;
+  forged.kind = world::StaffKind::kKick;
+  forged.issuer = "Mallory";
+  forged.issuer_roles = kRoleAdmin;
+  forged.target = "bob";
+  const auto until = [this](const std::function<bool()>& done) { return Until(done); };
+  EXPECT_EQ(SendRawOrder(env_, *b_, forged, until).status.code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(b_->host->ZoneOf("Bob").has_value());
+  EXPECT_FALSE(bob->Has("removed you"));
+  EXPECT_TRUE(b_->audit.Has("kick", "refused"));
+
+  // A player's own valid assertion, with the admin role claimed beside it.
+  forged.issuer_assertion =
+      auth::IssueAssertion(env_.account_key, 9, "Mallory", "gate-9", 60'000, env_.clock);
+  EXPECT_EQ(SendRawOrder(env_, *b_, forged, until).status.code(), StatusCode::kPermissionDenied);
+  // An admin's assertion presented under another name.
+  forged.issuer_assertion =
+      auth::IssueAssertion(env_.account_key, 1, "Ada", "gate-1", 60'000, env_.clock, kRoleAdmin);
+  EXPECT_EQ(SendRawOrder(env_, *b_, forged, until).status.code(), StatusCode::kPermissionDenied);
+  // An admin assertion signed by a key that is not the account service's.
+  forged.issuer = "Ada";
+  forged.issuer_assertion = auth::IssueAssertion(auth::SigningKey::Generate(), 1, "Ada", "gate-1",
+                                                 60'000, env_.clock, kRoleAdmin);
+  EXPECT_EQ(SendRawOrder(env_, *b_, forged, until).status.code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(b_->host->ZoneOf("Bob").has_value());
+  EXPECT_FALSE(bob->Has("removed you"));
+  // The real thing is applied.
+  forged.issuer_assertion =
+      auth::IssueAssertion(env_.account_key, 1, "Ada", "gate-1", 60'000, env_.clock, kRoleAdmin);
+  EXPECT_TRUE(SendRawOrder(env_, *b_, forged, until).status.ok());
+  EXPECT_FALSE(b_->host->ZoneOf("Bob").has_value());
+}
+
+TEST_F(FleetCommsTest, AnAdminsAssertionIsAcceptedPastItsExpiryForTheStalenessBoundOnly) {
+  MakeShards();
+  auto ada = a_->Login("Ada", "gate-1", kRoleAdmin);  // an assertion good for a minute
+  auto bob = b_->Login("Bob", "gate-2");
+  // Worlds never see the gate's renewals: hours into the session the order still goes.
+  env_.clock.Advance(std::chrono::hours(11));
+  a_->Say("Ada", "mute bob 5");
+  ASSERT_TRUE(Until([&] { return ada->Has("You mute Bob for 5 minutes."); })) << ada->Text();
+  a_->Say("Ada", "unmute bob");
+  ASSERT_TRUE(Until([&] { return ada->Has("You unmute Bob."); })) << ada->Text();
+  // Past kStaffAssertionStaleMsMax it is refused, and both worlds' trails say so.
+  env_.clock.Advance(std::chrono::hours(2));
+  a_->Say("Ada", "mute bob 5");
+  ASSERT_TRUE(Until([&] { return ada->Has("That order was refused"); })) << ada->Text();
+  b_->Say("Bob", "say still free");
+  EXPECT_TRUE(bob->Has("You say, 'still free'")) << bob->Text();
+  EXPECT_TRUE(b_->audit.Has("mute", "refused"));
+  EXPECT_TRUE(a_->audit.Has("mute", "failed"));
+}
+
+TEST_F(FleetCommsTest, AnOrderIsBoundedOnReceiptNotOnlyWhereItWasIssued) {
+  MakeShards();
+  auto bob = b_->Login("Bob", "gate-2");
+  const auto until = [this](const std::function<bool()>& done) { return Until(done); };
+  const int64_t now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(env_.clock.WallNow().time_since_epoch())
+          .count();
+  world::StaffOrder order;
+  order.issuer = "Ada";
+  order.target = "bob";
+  order.issuer_assertion =
+      auth::IssueAssertion(env_.account_key, 1, "Ada", "gate-1", 60'000, env_.clock, kRoleAdmin);
+  // A ten-year mute, signed by a real admin, is still more than a world allows.
+  order.kind = world::StaffKind::kMute;
+  order.mute_until_unix_ms = now + int64_t{10} * 365 * 24 * 3600 * 1000;
+  EXPECT_EQ(SendRawOrder(env_, *b_, order, until).status.code(), StatusCode::kInvalidArgument);
+  b_->Say("Bob", "say free");
+  EXPECT_TRUE(bob->Has("You say, 'free'")) << bob->Text();
+  EXPECT_TRUE(b_->audit.Has("mute", "refused"));
+  // A transfer to a room this world's pack does not have.
+  order.kind = world::StaffKind::kTransfer;
+  order.room = world::Ref{"nowhere", "void"};
+  EXPECT_EQ(SendRawOrder(env_, *b_, order, until).status.code(), StatusCode::kInvalidArgument);
+  // A reason past the bound is cut (between characters) and the order applied.
+  order.kind = world::StaffKind::kMute;
+  order.mute_until_unix_ms = now + 60'000;
+  order.reason = "x";
+  for (int i = 0; i < 300; ++i) order.reason += "\xc3\xa9";
+  EXPECT_TRUE(SendRawOrder(env_, *b_, order, until).status.ok());
+  ASSERT_TRUE(Until([&] { return bob->Has("Ada has muted you"); })) << bob->Text();
+  for (const auto& record : b_->audit.records()) {
+    EXPECT_TRUE(IsValidUtf8(record.detail));
+    EXPECT_LE(record.detail.size(), limits::kAuditDetailBytesMax);
+  }
+  EXPECT_TRUE(b_->audit.Has("mute", "applied; from world"));
+}
+
+TEST_F(FleetCommsTest, BothWorldsAuditAnOrderAcrossThemAndATimeoutIsAnUnknownOutcome) {
+  ShardOptions quick;
+  quick.tell_timeout_ms = 100;
+  MakeShards(quick);
+  auto ada = a_->Login("Ada", "gate-1", kRoleAdmin);
+  auto bob = b_->Login("Bob", "gate-2");
+  a_->Say("Ada", "boot bob enough");
+  ASSERT_TRUE(Until([&] { return ada->Has("You remove Bob from the game."); })) << ada->Text();
+  EXPECT_TRUE(a_->audit.Has("kick", "ok"));
+  EXPECT_TRUE(b_->audit.Has("kick", "applied; from world shard-a"));
+  // Something subscribes to ghost's subject but never answers.
+  bus::InProcessBus stranger(env_.hub);
+  auto silent = stranger.Subscribe(a_->comms->PlayerSubject("ghost"), [](const bus::Message&) {});
+  ASSERT_TRUE(silent.ok());
+  a_->Say("Ada", "boot ghost");
+  ASSERT_TRUE(Until([&] { return a_->audit.Has("kick", "unknown outcome"); })) << ada->Text();
+  EXPECT_TRUE(ada->Has("may or may not have been applied")) << ada->Text();
 }
 
 // ---------------------------------------------------------------- tells

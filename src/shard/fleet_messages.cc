@@ -55,6 +55,41 @@ constexpr world::StaffKind kStaffKinds[] = {world::StaffKind::kKick,   world::St
                                             world::StaffKind::kUnmute, world::StaffKind::kTransfer,
                                             world::StaffKind::kStat,   world::StaffKind::kLocate};
 
+// The issuer's assertion is binary (a serialized SignedBlob) and JSON strings are UTF-8: it
+// travels as lower-case hex.
+std::string ToHex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (const char c : bytes) {
+    const auto byte = static_cast<unsigned char>(c);
+    out.push_back(kDigits[byte >> 4]);
+    out.push_back(kDigits[byte & 0xf]);
+  }
+  return out;
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+// The bytes of `hex`; empty when it is not lower-case hex of at most `max_bytes` bytes (checked
+// before anything is decoded).
+std::string FromHex(std::string_view hex, size_t max_bytes) {
+  if (hex.size() % 2 != 0 || hex.size() > max_bytes * 2) return {};
+  std::string out;
+  out.reserve(hex.size() / 2);
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    const int high = HexDigit(hex[i]);
+    const int low = HexDigit(hex[i + 1]);
+    if (high < 0 || low < 0) return {};
+    out.push_back(static_cast<char>((high << 4) | low));
+  }
+  return out;
+}
+
 world::Ref RefField(const json::object& object, std::string_view key) {
   return world::ParseRef(Field(object, key), "").value_or(world::Ref{});
 }
@@ -68,7 +103,9 @@ std::string EncodeStaffOrder(const world::StaffOrder& order) {
                                       {"roles", order.issuer_roles},
                                       {"room", order.room.empty() ? "" : order.room.ToString()},
                                       {"until", order.mute_until_unix_ms},
-                                      {"reason", order.reason}});
+                                      {"reason", order.reason},
+                                      {"assertion", ToHex(order.issuer_assertion)},
+                                      {"world", order.origin_world}});
 }
 
 std::string EncodeStaffOutcome(const world::StaffOutcome& outcome) {
@@ -119,6 +156,9 @@ PlayerMessage DecodePlayerMessage(std::string_view data) {
     out.staff.room = RefField(body, "room");
     out.staff.mute_until_unix_ms = IntField(body, "until");
     out.staff.reason = Field(body, "reason");
+    // Oversize or not hex: no assertion, which the receiving world refuses.
+    out.staff.issuer_assertion = FromHex(Field(body, "assertion"), limits::kStaffAssertionBytesMax);
+    out.staff.origin_world = Field(body, "world");
   } else if (kind == "party") {
     out.kind = PlayerMessage::Kind::kParty;
     out.text = Field(body, "text");

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "telos/base/limits.h"
+
 namespace telos::shard {
 namespace {
 
@@ -55,6 +57,32 @@ TEST(FleetMessagesTest, AStaffOrderRoundTripsAndAnUnknownOrderIsNothing) {
   EXPECT_EQ(DecodePlayerMessage(R"({"kind":"staff","order":"kick","from":"A","roles":255})")
                 .staff.issuer_roles,
             kRolePlayer);
+}
+
+TEST(FleetMessagesTest, AStaffOrderCarriesTheIssuersAssertionBytesAndItsWorld) {
+  world::StaffOrder order;
+  order.kind = world::StaffKind::kKick;
+  order.issuer = "Ada";
+  order.target = "bob";
+  // Every byte value survives (a SignedBlob is binary, JSON strings are not).
+  for (int b = 0; b < 256; ++b) order.issuer_assertion.push_back(static_cast<char>(b));
+  order.origin_world = "world-a";
+  const PlayerMessage m = DecodePlayerMessage(EncodeStaffOrder(order));
+  ASSERT_EQ(m.kind, Kind::kStaff);
+  EXPECT_EQ(m.staff.issuer_assertion, order.issuer_assertion);
+  EXPECT_EQ(m.staff.origin_world, "world-a");
+  // Past its bound, or not hex, the assertion reads as none (which the receiver refuses).
+  order.issuer_assertion = std::string(limits::kStaffAssertionBytesMax + 1, 'x');
+  EXPECT_EQ(DecodePlayerMessage(EncodeStaffOrder(order)).staff.issuer_assertion, "");
+  order.issuer_assertion = std::string(limits::kStaffAssertionBytesMax, 'x');
+  EXPECT_EQ(DecodePlayerMessage(EncodeStaffOrder(order)).staff.issuer_assertion.size(),
+            limits::kStaffAssertionBytesMax);
+  EXPECT_EQ(DecodePlayerMessage(R"({"kind":"staff","order":"kick","assertion":"zz"})")
+                .staff.issuer_assertion,
+            "");
+  EXPECT_EQ(DecodePlayerMessage(R"({"kind":"staff","order":"kick","assertion":"abc"})")
+                .staff.issuer_assertion,
+            "");
 }
 
 TEST(FleetMessagesTest, AStaffOutcomeRoundTripsAndGarbageIsAnError) {

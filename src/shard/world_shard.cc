@@ -371,6 +371,12 @@ void WorldShard::SendAttached(const std::shared_ptr<StreamHandle>& stream, uint6
   });
 }
 
+std::string WorldShard::AssertionOf(const std::string& name_key) const {
+  std::lock_guard lock(mu_);
+  auto it = residents_.find(name_key);
+  return it == residents_.end() ? std::string() : it->second.assertion;
+}
+
 void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t session,
                              std::string assertion, bool lobby_fallback) {
   auto claim = auth::VerifyAssertion(assertion_keys_, assertion, clock_);
@@ -432,6 +438,9 @@ void WorldShard::AttachLogin(std::shared_ptr<StreamHandle> stream, uint64_t sess
     }
   }
   if (existing) {
+    // The newer assertion's signed roles rule from now on: a grant or revoke since the first
+    // attach takes effect on the next one, not only after a quit.
+    host_.SetRoles(key, claim->roles);
     stream->BindSession(session, key);
     SendAttached(stream, session, Status::Ok(), host_.ZoneOf(key).value_or(""));
     const auto previous = existing->Bind(stream, session);

@@ -1599,6 +1599,33 @@ TEST_F(WorldShardTest, LostGateLeavesCharacterLinkDeadAndAnotherStreamResumesIt)
   EXPECT_THAT(other.OutputUntil(4, "The Atrium of Arrivals"), HasSubstr("The Atrium of Arrivals"));
 }
 
+TEST_F(WorldShardTest, AResumeOnANewerAssertionAppliesItsSignedRoles) {
+  Node& a = StartNode({"a", {"lobby", "town"}});
+  const int64_t account = CreateAccount("alice");
+  CreateCharacter(account, "Alice", "lobby:atrium");
+  auto gate = std::make_unique<GateStream>(*a.stub, "gate-1");
+  gate->Attach(1, Assertion(account, "Alice"));
+  auto attached = gate->NextAttached(1);
+  ASSERT_TRUE(attached.has_value());
+  ASSERT_EQ(attached->code(), kCodeOk) << attached->message();
+  gate->OutputUntil(1, "The Atrium of Arrivals");
+  gate->Input(1, "stat alice");
+  EXPECT_THAT(gate->OutputUntil(1, "staff command"), HasSubstr("staff command"));
+  gate->Cancel();
+  ASSERT_TRUE(Eventually([&] { return fleet_.sink->Contains("character link-dead"); }));
+
+  // Made an admin meanwhile (telos admin grant): the reconnect's assertion says so.
+  GateStream other(*a.stub, "gate-2");
+  other.Attach(2, auth::IssueAssertion(fleet_.account_key, account, "Alice", "gate-2",
+                                       kAssertionTtlMs, fleet_.clock, kRoleAdmin));
+  attached = other.NextAttached(2);
+  ASSERT_TRUE(attached.has_value());
+  ASSERT_EQ(attached->code(), kCodeOk) << attached->message();
+  other.OutputUntil(2, "The Atrium of Arrivals");
+  other.Input(2, "stat alice");
+  EXPECT_THAT(other.OutputUntil(2, "roles admin"), HasSubstr("roles admin"));
+}
+
 TEST_F(WorldShardTest, LinkDeadCharacterIsRemovedAndSavedWhenNobodyComesBack) {
   Node& a = StartNode({"a", {"lobby", "town"}, /*link_dead_ms=*/300});
   const int64_t account = CreateAccount("alice");

@@ -4,10 +4,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "telos/base/limits.h"
+#include "telos/base/utf8.h"
 #include "telos/world/character_state.h"
 #include "telos/world/staff.h"
 #include "telos/world/world_host.h"
@@ -210,6 +214,148 @@ TEST_F(StaffTest, AnOrderForAPlayerOnAnotherWorldGoesToTheCommsAndItsOutcomeCome
   comms.answers[1]({Status::Ok(), "You go to Carol.", Ref{"town", "alley"}, "Carol"});
   world_->Run();
   EXPECT_EQ(world_->host->ZoneOf("Ada"), "town");
+}
+
+TEST_F(StaffTest, AMutedPlayerCannotSendMailEither) {
+  LoginAs("Ada", kRoleAdmin);
+  LoginAs("Bob", kRolePlayer);
+  world_->mail.boxes["ada"];  // a mailbox the letter could land in
+  EXPECT_THAT(Do("Ada", "mute bob 10"), HasSubstr("You mute Bob"));
+  EXPECT_THAT(Do("Bob", "mail send ada let me talk"), HasSubstr("You are muted for 10 more"));
+  EXPECT_TRUE(world_->mail.boxes["ada"].empty());
+}
+
+TEST_F(StaffTest, AMuteHoldsAfterTheCharacterQuitsAndLogsInAgain) {
+  LoginAs("Ada", kRoleAdmin);
+  LoginAs("Bob", kRolePlayer);
+  EXPECT_THAT(Do("Ada", "mute bob 10"), HasSubstr("You mute Bob"));
+  Do("Bob", "quit");
+  ASSERT_FALSE(world_->host->ZoneOf("Bob").has_value());
+  auto saved = DecodeCharacter(world_->persistence.saves.back().state_json);
+  ASSERT_TRUE(saved.ok());
+  world_->LoginState(std::move(*saved))->Take();
+  EXPECT_THAT(Do("Bob", "say I am back"), HasSubstr("You are muted for 10 more minutes."));
+}
+
+TEST_F(StaffTest, MinutesLeftOnAMuteNearTheEndOfTimeDoNotOverflow) {
+  EXPECT_EQ(MinutesLeft(0, 1), 0);
+  EXPECT_EQ(MinutesLeft(60'000, 0), 1);
+  EXPECT_EQ(MinutesLeft(60'001, 0), 2);
+  EXPECT_EQ(MinutesLeft(INT64_MAX, 0), INT64_MAX / 60'000 + 1);
+  LoginAs("Ada", kRoleAdmin);
+  CharacterState bob = NewCharacter("Bob", world_->pack->start_room);
+  bob.muted_until_unix_ms = INT64_MAX;  // as a row might say
+  world_->LoginState(std::move(bob))->Take();
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          world_->clock.WallNow().time_since_epoch())
+                          .count();
+  const std::string left = std::to_string(MinutesLeft(INT64_MAX, now));
+  EXPECT_THAT(Do("Bob", "say hi"), HasSubstr("You are muted for " + left + " more minutes."));
+  EXPECT_THAT(Do("Ada", "stat bob"), HasSubstr("muted for " + left + " more minutes"));
+}
+
+TEST_F(StaffTest, AReattachGivesThePlayerTheRolesOfTheNewerAssertion) {
+  LoginAs("Bob", kRolePlayer);
+  LoginAs("Carol", kRolePlayer);
+  EXPECT_THAT(Do("Bob", "stat carol"), HasSubstr("staff command"));
+  world_->host->SetRoles("bob", kRoleAdmin);  // granted since, on the re-attach's assertion
+  world_->Run();
+  EXPECT_THAT(Do("Bob", "stat carol"), HasSubstr("Carol (player)"));
+  world_->host->SetRoles("bob", kRolePlayer);  // and revoked
+  world_->Run();
+  EXPECT_THAT(Do("Bob", "stat carol"), HasSubstr("staff command"));
+}
+
+TEST_F(StaffTest, AnOrderFromAnotherWorldIsBoundedByThisWorldsOwnLimits) {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          world_->clock.WallNow().time_since_epoch())
+                          .count();
+  StaffOrder mute;
+  mute.kind = StaffKind::kMute;
+  mute.issuer = "Ada";
+  mute.target = "bob";
+  mute.mute_until_unix_ms = now + limits::kStaffMuteMinutesMax * 60'000;
+  EXPECT_TRUE(world_->host->CheckReceivedStaff(&mute).ok());
+  mute.mute_until_unix_ms = now + (limits::kStaffMuteMinutesMax + 60) * 60'000;
+  EXPECT_EQ(world_->host->CheckReceivedStaff(&mute).code(), StatusCode::kInvalidArgument);
+  mute.mute_until_unix_ms = INT64_MAX;
+  EXPECT_EQ(world_->host->CheckReceivedStaff(&mute).code(), StatusCode::kInvalidArgument);
+
+  // A reason past the bound is cut, and never inside a character.
+  StaffOrder kick;
+  kick.kind = StaffKind::kKick;
+  kick.issuer = "Ada";
+  kick.target = "bob";
+  kick.reason = "x";
+  for (int i = 0; i < 300; ++i) kick.reason += "\xc3\xa9";  // e-acute, two bytes each
+  ASSERT_TRUE(world_->host->CheckReceivedStaff(&kick).ok());
+  EXPECT_LE(kick.reason.size(), limits::kStaffReasonBytesMax);
+  EXPECT_GE(kick.reason.size(), limits::kStaffReasonBytesMax - 1);
+  EXPECT_TRUE(IsValidUtf8(kick.reason));
+
+  StaffOrder transfer;
+  transfer.kind = StaffKind::kTransfer;
+  transfer.issuer = "Ada";
+  transfer.target = "bob";
+  transfer.room = Ref{"nowhere", "void"};
+  EXPECT_EQ(world_->host->CheckReceivedStaff(&transfer).code(), StatusCode::kInvalidArgument);
+  transfer.room = Ref{};
+  EXPECT_EQ(world_->host->CheckReceivedStaff(&transfer).code(), StatusCode::kInvalidArgument);
+  transfer.room = world_->pack->start_room;
+  EXPECT_TRUE(world_->host->CheckReceivedStaff(&transfer).ok());
+}
+
+TEST_F(StaffTest, TheTargetWorldAuditsWhatItAppliedAndWhatItRefused) {
+  StaffOrder order;
+  order.kind = StaffKind::kKick;
+  order.issuer = "Ada";
+  order.origin_world = "world-b";
+  order.reason = "spam";
+  world_->host->AuditReceivedStaff(order, "Bob", Status::Ok());
+  world_->host->AuditReceivedStaff(order, "Bob", Status::PermissionDenied("bad signature"));
+  ASSERT_EQ(audit_.records.size(), 2u);
+  EXPECT_EQ(audit_.records[0].actor, "Ada");
+  EXPECT_EQ(audit_.records[0].action, "kick");
+  EXPECT_EQ(audit_.records[0].target, "Bob");
+  EXPECT_EQ(audit_.records[0].world, "world-a");
+  EXPECT_THAT(audit_.records[0].detail, HasSubstr("applied; from world world-b"));
+  EXPECT_THAT(audit_.records[1].detail, HasSubstr("refused: "));
+  EXPECT_THAT(audit_.records[1].detail, HasSubstr("bad signature"));
+}
+
+TEST_F(StaffTest, AnAuditDetailIsCutBetweenCharactersAndALongForgedNameToo) {
+  StaffOrder order;
+  order.kind = StaffKind::kKick;
+  order.issuer = std::string(limits::kAuditDetailBytesMax + 7, 'M');
+  // Whatever the offset, a cut at the bound must not land inside a two-byte character.
+  for (int offset = 0; offset < 2; ++offset) {
+    std::string why(static_cast<size_t>(offset), 'x');
+    for (int i = 0; i < 400; ++i) why += "\xc3\xa9";
+    world_->host->AuditReceivedStaff(order, "Bob", Status::PermissionDenied(why));
+  }
+  ASSERT_EQ(audit_.records.size(), 2u);
+  for (const AuditRecord& record : audit_.records) {
+    EXPECT_LE(record.detail.size(), limits::kAuditDetailBytesMax);
+    EXPECT_TRUE(IsValidUtf8(record.detail));
+    EXPECT_EQ(record.actor.size(), limits::kAuditDetailBytesMax);
+  }
+}
+
+TEST_F(StaffTest, AnOrderElsewhereThatGetsNoAnswerInTimeIsAuditedAsUnknownNotFailed) {
+  RecordingStaffComms comms;
+  world_.reset();
+  world_ = std::make_unique<TestWorld>(dir_.path());
+  world_->host->SetAuditPort(&audit_, "world-a");
+  world_->host->SetRemoteComms(&comms);
+  LoginAs("Ada", kRoleAdmin);
+  Do("Ada", "boot carol");
+  ASSERT_EQ(comms.answers.size(), 1u);
+  comms.answers[0](
+      {Status::DeadlineExceeded("no answer"), "No answer about carol in time.", {}, ""});
+  world_->Run();
+  ASSERT_EQ(audit_.records.size(), 1u);
+  EXPECT_THAT(audit_.records[0].detail, HasSubstr("unknown outcome"));
+  EXPECT_THAT(audit_.records[0].detail, Not(HasSubstr("failed")));
 }
 
 TEST(StaffOrderWireTest, RolesAreNeverReadFromTheCharactersJson) {

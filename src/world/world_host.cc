@@ -11,6 +11,7 @@
 
 #include "lua_vm.h"
 #include "telos/base/limits.h"
+#include "telos/base/utf8.h"
 #include "telos/world/pack_diff.h"
 
 namespace telos::world {
@@ -462,6 +463,56 @@ void WorldHost::Staff(StaffOrder order) {
   FinishStaff(order, std::move(outcome));
 }
 
+Status WorldHost::CheckReceivedStaff(StaffOrder* order) const {
+  if (order->reason.size() > limits::kStaffReasonBytesMax) {
+    order->reason = std::string(Utf8Prefix(order->reason, limits::kStaffReasonBytesMax));
+  }
+  if (order->kind == StaffKind::kMute) {
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deps_.clock->WallNow().time_since_epoch())
+                            .count();
+    constexpr int64_t kLongestMs =
+        limits::kStaffMuteMinutesMax * 60'000 + limits::kStaffClockSkewMsMax;
+    // As a difference from now, so an instant near INT64_MAX cannot wrap the comparison.
+    if (order->mute_until_unix_ms > now && order->mute_until_unix_ms - now > kLongestMs) {
+      return Status::InvalidArgument("mute longer than " +
+                                     std::to_string(limits::kStaffMuteMinutesMax) + " minutes");
+    }
+  }
+  if (order->kind == StaffKind::kTransfer) {
+    const std::shared_ptr<const Pack> current = pack();
+    if (order->room.empty() || current->FindRoom(order->room) == nullptr) {
+      return Status::InvalidArgument("no room " + order->room.ToString() + " in this world");
+    }
+  }
+  return Status::Ok();
+}
+
+void WorldHost::AuditReceivedStaff(const StaffOrder& order, const std::string& target,
+                                   const Status& result) {
+  AuditRecord record;
+  record.actor = order.issuer;
+  record.action = std::string(StaffKindName(order.kind));
+  record.target = target;
+  std::string detail = result.ok() ? "applied" : "refused: " + result.ToString();
+  detail += "; from world " + (order.origin_world.empty() ? "?" : order.origin_world);
+  if (!order.reason.empty()) detail += "; reason: " + order.reason;
+  if (order.kind == StaffKind::kMute) {
+    detail += "; until_unix_ms " + std::to_string(order.mute_until_unix_ms);
+  }
+  record.detail = std::move(detail);
+  Audit(std::move(record));
+}
+
+void WorldHost::SetRoles(const std::string& name_key, Roles roles) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto player = roster_.find(name_key);
+  if (player == roster_.end()) return;
+  auto zone = zones_.find(player->second.zone);
+  if (zone == zones_.end()) return;
+  (void)zone->second->SetRoles(name_key, roles);
+}
+
 void WorldHost::FinishStaff(const StaffOrder& order, StaffOutcome outcome) {
   const std::string issuer_key = NameKey(order.issuer);
   if (order.kind == StaffKind::kLocate && outcome.status.ok() && !outcome.room.empty()) {
@@ -474,7 +525,13 @@ void WorldHost::FinishStaff(const StaffOrder& order, StaffOutcome outcome) {
   record.target = !outcome.target_name.empty() ? outcome.target_name
                   : !order.target.empty()      ? order.target
                                                : order.room.ToString();
-  std::string detail = outcome.status.ok() ? "ok" : "failed: " + outcome.status.ToString();
+  // No answer in time (or the bus lost mid-request) does not mean the order failed: the far
+  // world may have applied it and its answer been lost. The trail says so (style rule 8).
+  const StatusCode code = outcome.status.code();
+  const bool unknown = code == StatusCode::kDeadlineExceeded || code == StatusCode::kCancelled;
+  std::string detail = outcome.status.ok() ? "ok"
+                       : unknown           ? "unknown outcome: " + outcome.status.ToString()
+                                           : "failed: " + outcome.status.ToString();
   if (!order.reason.empty()) detail += "; reason: " + order.reason;
   if (order.kind == StaffKind::kMute) {
     detail += "; until_unix_ms " + std::to_string(order.mute_until_unix_ms);
@@ -497,8 +554,13 @@ void WorldHost::Audit(AuditRecord record) {
                           deps_.clock->WallNow().time_since_epoch())
                           .count();
   record.world = world_id_;
-  if (record.detail.size() > limits::kAuditDetailBytesMax) {
-    record.detail.resize(limits::kAuditDetailBytesMax);
+  // Cut between characters: the store refuses invalid UTF-8, and a row refused for a split
+  // character would leave the trail with the log line alone.
+  // Every field, since a refused order from another world names whomever its sender wrote.
+  for (std::string* field : {&record.actor, &record.action, &record.target, &record.detail}) {
+    if (field->size() > limits::kAuditDetailBytesMax) {
+      *field = std::string(Utf8Prefix(*field, limits::kAuditDetailBytesMax));
+    }
   }
   // The log line is written whatever becomes of the durable row.
   deps_.logger->Info("audit: staff action", {{"actor", record.actor},

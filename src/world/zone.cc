@@ -249,6 +249,11 @@ Status Zone::Teleport(std::string name_key, Ref room) {
   });
 }
 
+Status Zone::SetRoles(std::string name_key, Roles roles) {
+  return Enqueue(
+      [name_key = std::move(name_key), roles](ZoneCore& core) { core.SetRoles(name_key, roles); });
+}
+
 Status Zone::DeliverAnnouncement(std::string text) {
   return Enqueue([text = std::move(text)](ZoneCore& core) { core.Announce(text); });
 }

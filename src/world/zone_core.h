@@ -344,6 +344,9 @@ class ZoneCore final : public ScriptHost {
   StaffOutcome ApplyStaff(const StaffOrder& order);
   // Moves a player here to a room anywhere (goto); nothing when they are no longer here.
   void Teleport(const std::string& key, const Ref& to);
+  // The player's staff roles from now on (a re-attach on a newer assertion); nothing when they
+  // are no longer here.
+  void SetRoles(const std::string& key, Roles roles);
   // True (and tells them so) when `actor` is muted now: speech commands call it first.
   bool RefuseMuted(Actor& actor);
   int64_t WallUnixMs() const;

@@ -160,6 +160,8 @@ void Mail(CommandContext& c) {
     return;
   }
   if (action == "send") {
+    // A letter is speech too: a mute that left mail open would only move the flood there.
+    if (c.zone.RefuseMuted(c.actor)) return;
     auto [to, body] = SplitWord(rest);
     if (to.empty() || body.empty()) {
       c.zone.Send(c.actor, "Usage: mail send <name> <message>");

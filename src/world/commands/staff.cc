@@ -129,7 +129,7 @@ std::string StatText(ZoneCore& zone, const Actor& a) {
     out += "\n  roles " + RoleNames(a.roles);
     const int64_t now = zone.WallUnixMs();
     if (a.muted_until_unix_ms > now) {
-      out += ", muted for " + std::to_string((a.muted_until_unix_ms - now + 59'999) / 60'000) +
+      out += ", muted for " + std::to_string(MinutesLeft(a.muted_until_unix_ms, now)) +
              " more minutes";
     }
   }
@@ -174,6 +174,26 @@ std::string_view StaffKindName(StaffKind kind) {
   return "unknown";
 }
 
+Roles StaffRoleFor(StaffKind kind) {
+  switch (kind) {
+    case StaffKind::kKick:
+    case StaffKind::kMute:
+    case StaffKind::kUnmute:
+    case StaffKind::kTransfer:
+    case StaffKind::kStat:
+    case StaffKind::kLocate: return kRoleAdmin;
+  }
+  return kRoleAdmin;
+}
+
+int64_t MinutesLeft(int64_t until_unix_ms, int64_t now_unix_ms) {
+  if (until_unix_ms <= now_unix_ms) return 0;
+  // The difference as unsigned: until - now + 59'999 in int64 wraps for a far instant.
+  const uint64_t left_ms =
+      static_cast<uint64_t>(until_unix_ms) - static_cast<uint64_t>(now_unix_ms);
+  return static_cast<int64_t>(left_ms / 60'000 + (left_ms % 60'000 != 0 ? 1 : 0));
+}
+
 int64_t ZoneCore::WallUnixMs() const {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              deps_.clock->WallNow().time_since_epoch())
@@ -187,7 +207,7 @@ bool ZoneCore::RefuseMuted(Actor& actor) {
     actor.muted_until_unix_ms = 0;  // lapsed: speak freely again
     return false;
   }
-  const int64_t minutes = (actor.muted_until_unix_ms - now + 59'999) / 60'000;
+  const int64_t minutes = MinutesLeft(actor.muted_until_unix_ms, now);
   Send(actor, "You are muted for " + std::to_string(minutes) + " more minute" +
                   (minutes == 1 ? "" : "s") + ".");
   return true;
@@ -211,7 +231,7 @@ StaffOutcome ZoneCore::ApplyStaff(const StaffOrder& order) {
       break;
     case StaffKind::kMute: {
       target->muted_until_unix_ms = order.mute_until_unix_ms;
-      const int64_t minutes = (order.mute_until_unix_ms - WallUnixMs() + 59'999) / 60'000;
+      const int64_t minutes = MinutesLeft(order.mute_until_unix_ms, WallUnixMs());
       Send(*target,
            order.issuer + " has muted you for " + std::to_string(minutes) + " minutes" + why);
       MarkUrgent(*target);
@@ -247,6 +267,11 @@ void ZoneCore::Teleport(const std::string& key, const Ref& to) {
   if (actor->room >= 0) ToRoom(actor->room, actor->Display() + " vanishes.", actor->id);
   SendPlayerTo(*actor, to, {});
   MarkUrgent(*actor);
+}
+
+void ZoneCore::SetRoles(const std::string& key, Roles roles) {
+  Actor* actor = FindPlayerMutable(key);
+  if (actor != nullptr) actor->roles = roles;
 }
 
 void RegisterStaffCommands(CommandRegistry& r) {

@@ -46,6 +46,12 @@ std::string RenewAssertion(const SigningKey& key, const Assertion& current, int6
 // uses, is "malformed".
 Result<Assertion> VerifyAssertion(const KeyRing& keys, const std::string& signed_blob,
                                   const Clock& clock);
+// As VerifyAssertion, but an assertion up to `stale_ms_max` past its expiry is still accepted:
+// for a staff order another world sends, which proves who issued it and with which roles
+// (limits.h kStaffAssertionStaleMsMax says why that may be older than a login's). Never for
+// admitting a character. REQUIRES: stale_ms_max >= 0.
+Result<Assertion> VerifyStaleAssertion(const KeyRing& keys, const std::string& signed_blob,
+                                       const Clock& clock, int64_t stale_ms_max);
 
 struct HandoffSnapshot {
   std::string character;

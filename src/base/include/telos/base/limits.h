@@ -422,6 +422,25 @@ inline constexpr size_t kStaffReasonBytesMax = 200;
 inline constexpr size_t kAuditDetailBytesMax = 512;
 // Rows `telos ctl audit` prints at most per call (newest first).
 inline constexpr size_t kAuditListMax = 1000;
+// Audit rows a world's StoreAuditPort has handed to the blocking pool and not yet stored. Past
+// it a row is shed (counted in audit_rows_shed_total, and still in the log line the host wrote):
+// with PostgreSQL slow, an unbounded queue would grow with every staff action until memory ran
+// out, and the log line already keeps the trail.
+inline constexpr size_t kAuditPendingMax = 1024;
+// A staff order that travels to another world carries its issuer's signed login assertion,
+// checked there (fleet_comms.cc). Its size is bounded before the signature is checked, like
+// every other signed document a world reads from the network.
+inline constexpr size_t kStaffAssertionBytesMax = 4096;
+// How long past its expiry the target's world still accepts the issuer's assertion on a staff
+// order. A world is handed an assertion when the character attaches and is never sent the
+// gate's renewals, so an admin's assertion lapses minutes into a session; the signature still
+// proves that the account service made this character staff, and this bound says how old that
+// proof may be (an admin playing longer re-attaches, e.g. by logging in again, to refresh it).
+// A world that once hosted the admin can replay it until then: the threat model accepts it.
+inline constexpr int64_t kStaffAssertionStaleMsMax = 12LL * 3600 * 1000;
+// Clock difference between worlds tolerated when the target's world checks a mute's expiry
+// against kStaffMuteMinutesMax (the issuer computes the instant on its own clock).
+inline constexpr int64_t kStaffClockSkewMsMax = 60'000;
 // --- Social layer: parties, guilds, friends, locale (src/world party, src/store guilds;
 // issue 26 item 1)
 // Members of one party, the leader included: a party's chat costs one message per member, and

@@ -34,9 +34,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
+#include "telos/auth/keys.h"
 #include "telos/base/blocking.h"
+#include "telos/base/clock.h"
 #include "telos/base/in_flight_gate.h"
 #include "telos/base/log.h"
 #include "telos/base/metrics.h"
@@ -54,6 +57,18 @@ struct FleetCommsOptions {
   int64_t presence_ttl_ms = directory::kPresenceTtlMsDefault;
 };
 
+// What staff orders across worlds need. The issuing side sends the issuer's signed login
+// assertion with each order; the target's side believes an order only when that assertion
+// verifies under `verify_keys` (allowing kStaffAssertionStaleMsMax past its expiry, limits.h
+// says why), names the issuer and carries the role the order needs (world::StaffRoleFor).
+struct StaffAuth {
+  // The serialized assertion the character `name_key` plays on here; empty when none.
+  std::function<std::string(const std::string& name_key)> assertion_of;
+  // The account service's keys; nullopt: every order from another world is refused.
+  std::optional<auth::KeyRing> verify_keys;
+  const Clock* clock = nullptr;  // REQUIRES: set with verify_keys; outlives the comms
+};
+
 // "telos.<token of the directory namespace>": one fleet's subjects, matching its Redis keys.
 std::string SubjectPrefixFor(const std::string& directory_namespace);
 
@@ -63,6 +78,9 @@ class FleetComms final : public world::RemoteComms, public world::RemoteBroadcas
              world::WorldHost& host, boost::asio::io_context& io, BlockingRunner blocking,
              Logger& log, Metrics& metrics);
   ~FleetComms() override;
+
+  // REQUIRES: before Start(). Without it, orders go out unsigned and none is accepted.
+  void SetStaffAuth(StaffAuth staff_auth) { staff_auth_ = std::move(staff_auth); }
 
   // Subscribes to the channels and starts refreshing presence.
   Status Start();
@@ -84,8 +102,10 @@ class FleetComms final : public world::RemoteComms, public world::RemoteBroadcas
             std::function<void(std::string)> answer) override;
   bool Channel(const std::string& channel, const std::string& from,
                const std::string& text) override;
-  // A staff order for a player on another world: a request on their subject, applied by the
-  // world they play on (WorldHost::ApplyStaff) and answered with the outcome.
+  // A staff order for a player on another world: a request on their subject, with the issuer's
+  // assertion (StaffAuth), verified and bounds-checked there (WorldHost::CheckReceivedStaff),
+  // applied by the world they play on (WorldHost::ApplyStaff), audited there too, and answered
+  // with the outcome. No answer in time is an unknown outcome (DeadlineExceeded), not a failure.
   void Staff(const world::StaffOrder& order,
              std::function<void(world::StaffOutcome)> done) override;
   // A party message is a request on the recipient's subject, as a tell is, and fails the
@@ -113,6 +133,11 @@ class FleetComms final : public world::RemoteComms, public world::RemoteBroadcas
   void OnPlayerMessage(const std::string& name_key, const bus::Message& message);
   void OnChannelMessage(const bus::Message& message);
   void OnAnnouncement(const bus::Message& message);
+  void OnStaffOrder(const std::string& name_key, world::StaffOrder order,
+                    const bus::Message& message);
+  // Ok when `order` carries a valid assertion of its issuer with the role its kind needs; then
+  // order->issuer_roles holds the signed roles.
+  Status VerifyStaffOrder(world::StaffOrder* order) const;
   // After "no responders": what the placement record says about `to`.
   // `suggest_mail`: a tell's answer points at mail; a party message's does not.
   void AnswerUnreachable(const std::string& to, const std::function<void(std::string)>& answer,
@@ -122,6 +147,7 @@ class FleetComms final : public world::RemoteComms, public world::RemoteBroadcas
   void SchedulePresenceRefresh();
 
   const FleetCommsOptions options_;
+  StaffAuth staff_auth_;  // set before Start(), read-only after
   bus::Bus& bus_;
   directory::Directory& directory_;
   world::WorldHost& host_;

@@ -15,7 +15,10 @@
 //   its reply                {"ok":B,"shard":S,"running":H,"error":E,"problems":[..],
 //                             "rebuilt":[..],"players":N,"relocated":N}
 //   <prefix>.player.<token>  {"kind":"staff","order":KIND,"from":F,"roles":N,"room":"z:r",
-//                             "until":MS,"reason":R}  (a staff order, telos/world/staff.h)
+//                             "until":MS,"reason":R,"assertion":HEX,"world":SHARD}  (a staff
+//                             order, telos/world/staff.h; HEX: the issuer's signed assertion,
+//                             at most kStaffAssertionBytesMax bytes, else read as none; "roles"
+//                             is the issuer's view only and never trusted by the receiver)
 //   its reply                {"code":N,"text":T,"room":"z:r","name":N}
 //   <prefix>.announce        {"origin":O,"zone":Z,"text":T}   (Z empty: world-wide)
 //

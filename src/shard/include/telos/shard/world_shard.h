@@ -120,6 +120,13 @@ class WorldShard final : public world::FleetHooks, public DrainHandOver, public 
   // REQUIRES: before Start(); `comms` outlives this object (or null: no fleet comms).
   void SetComms(FleetComms* comms) { comms_ = comms; }
 
+  // The serialized assertion the resident character `name_key` was admitted (or last
+  // re-attached) on; empty when they are not resident. What their staff orders to other worlds
+  // carry (FleetComms StaffAuth). Thread-safe.
+  std::string AssertionOf(const std::string& name_key) const;
+  // The account service's keys this shard admits characters under.
+  const auth::KeyRing& assertion_keys() const { return assertion_keys_; }
+
   // Single-shard mode: while the directory is unreachable no placement can move, so a walk into
   // a zone another shard owns is refused at once with a message instead of attempted.
   void SetSealed(bool sealed) { sealed_.store(sealed); }

@@ -6,7 +6,13 @@
 // else sends it to the world they play on (RemoteComms::Staff) whose host applies it the same
 // way. The outcome goes back to the issuer as one notice (and, for kLocate, moves the issuer
 // to the target's room: goto). Every order, with its outcome, is one audit record
-// (AuditRecord) on the issuing host: a JSON log line and a durable row through AuditPort.
+// (AuditRecord) on the issuing host: a JSON log line and a durable row through AuditPort. An
+// order that came from another world is audited on the target's world too, applied or refused.
+//
+// An order for another world carries its issuer's signed login assertion (issuer_assertion),
+// which that world verifies (the signature, the issuer's name, the role StaffRoleFor names)
+// before it believes anything else in the order; issuer_roles is what the issuing world saw
+// and is never trusted across worlds. See src/shard/fleet_comms.cc.
 //
 // Thread safety: values; AuditPort implementations are called from zone executors and must not
 // block.
@@ -42,7 +48,18 @@ struct StaffOrder {
   Ref room;            // kTransfer: where the target is brought
   int64_t mute_until_unix_ms = 0;
   std::string reason;  // shown to the target and kept in the audit record
+  // Across worlds only: the issuer's serialized signed assertion (opaque to the world module)
+  // and the issuing world's id (for the target world's audit row; not proof of anything).
+  std::string issuer_assertion;
+  std::string origin_world;
 };
+
+// The role an order of this kind needs, at the issuer's dispatcher and at the target's world.
+Roles StaffRoleFor(StaffKind kind);
+
+// Whole minutes from now until `until_unix_ms`, rounded up; 0 once it has passed. Never
+// overflows, whatever the instant (a mute read from a row may say INT64_MAX).
+int64_t MinutesLeft(int64_t until_unix_ms, int64_t now_unix_ms);
 
 struct StaffOutcome {
   Status status;            // NotFound: no such player online anywhere reachable

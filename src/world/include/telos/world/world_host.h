@@ -176,6 +176,18 @@ class WorldHost final : private ZoneRouter {
   // Applies an order to the player it names when they play in this host: `done` gets the
   // outcome on their zone's executor. NotFound (and `done` not called) when they are not here.
   Status ApplyStaff(const StaffOrder& order, std::function<void(StaffOutcome)> done);
+  // Checks an order another world sent against this world's own bounds, before it is applied:
+  // the issuer checked them too, but the sender may be hostile. An overlong reason is cut at a
+  // character boundary; InvalidArgument for a mute longer than kStaffMuteMinutesMax (allowing
+  // kStaffClockSkewMsMax between the worlds' clocks) or a transfer to a room this pack lacks.
+  Status CheckReceivedStaff(StaffOrder* order) const;
+  // The target world's own audit row for an order another world sent: what it applied (or
+  // refused, `result` saying why).
+  void AuditReceivedStaff(const StaffOrder& order, const std::string& target, const Status& result);
+  // A player here holds `roles` from now on: a re-attach presents a newer assertion, whose
+  // signed roles (granted or revoked meanwhile) replace those of the first. Nothing when they
+  // are not here.
+  void SetRoles(const std::string& name_key, Roles roles);
   // REQUIRES: called before the first zone starts; `broadcasts` outlives the host's zones.
   void SetRemoteBroadcasts(RemoteBroadcasts* broadcasts) { broadcasts_ = broadcasts; }
   // Where zones publish game events (a boss killed) and read the records. REQUIRES: called

@@ -173,6 +173,8 @@ class Zone : public std::enable_shared_from_this<Zone> {
   Status ApplyStaff(StaffOrder order, std::function<void(StaffOutcome)> done);
   // Moves a player here to `room` (in this zone or any other), as staff's goto does.
   Status Teleport(std::string name_key, Ref room);
+  // The player's roles from now on (ZoneCore::SetRoles).
+  Status SetRoles(std::string name_key, Roles roles);
   // An announcement (WorldHost::Announce) for every player in the zone.
   Status DeliverAnnouncement(std::string text);
   // A line (may be empty) and an event (its name empty: none) for every player in the zone:
