@@ -18,6 +18,7 @@
 #include "serve.h"
 #include "telos/auth/documents.h"
 #include "telos/shard/fleet_comms.h"
+#include "telos/shard/records_announcer.h"
 #include "world_process.h"
 
 namespace telos::app {
@@ -95,6 +96,12 @@ int RunServeInFleet(const ServeSettings& settings, const Config& config, Logger&
         std::fprintf(stderr, "%s: %s\n", kRole, s.message().c_str());
         return kExitConfigError;
       }
+    }
+    if (*id == shard::kDirectorOrigin) {
+      // The director's announcements carry that origin (world_role.cc says why it is refused).
+      std::fprintf(stderr, "%s: TELOS_SHARD_ID: \"%s\" is the director's name on the bus\n", kRole,
+                   id->c_str());
+      return kExitConfigError;
     }
     world_settings.shard_id = *id;
     world_settings.listen_address = *listen;

@@ -17,6 +17,7 @@
 #include "telos/net/admin_routes.h"
 #include "telos/rpc/channels.h"
 #include "telos/shard/fleet_comms.h"
+#include "telos/shard/records_announcer.h"
 #include "telos/shard/store_ports.h"
 #include "telos/shard/world_shard.h"
 #include "telos/shard/zone_lease_keeper.h"
@@ -86,6 +87,13 @@ Result<WorldRoleSettings> ReadWorldRoleSettings(const Config& config) {
   TELOS_READ_SETTING(s.seed, config.Int("TELOS_SEED", 0, 0, INT64_MAX));
   s.zone_pool = SplitList(pool);
   if (s.shard_id.size() > 64) return Status::InvalidArgument("TELOS_SHARD_ID: at most 64 bytes");
+  // The director announces on the bus as origin "director", and a world skips announcements
+  // whose origin is its own id: a world of that name would drop every director announcement
+  // and make its own look like the director's.
+  if (s.shard_id == shard::kDirectorOrigin) {
+    return Status::InvalidArgument("TELOS_SHARD_ID: \"" + std::string(shard::kDirectorOrigin) +
+                                   "\" is the director's name on the bus; choose another");
+  }
   if (s.assertion_verify_key_file.empty()) {
     return Status::InvalidArgument(
         "TELOS_ASSERTION_VERIFY_KEY_FILE: required for telos world (the account service's "

@@ -688,6 +688,12 @@ class FailClosedBootTest(FleetCase):
         env["TELOS_ASSERTION_VERIFY_KEY_FILE"] = None
         self.assert_refused("world", env, "TELOS_ASSERTION_VERIFY_KEY_FILE")
 
+    def test_world_claiming_the_directors_name(self):
+        # The director announces on the bus as origin "director"; a world of that name would
+        # skip the director's announcements as its own.
+        env = self.fleet.world_env("director", POOL_0)
+        self.assert_refused("world", env, "TELOS_SHARD_ID")
+
     def test_gate_without_the_account_service(self):
         env = self.fleet.gate_env("gate-x")
         env["TELOS_ACCOUNT"] = None
