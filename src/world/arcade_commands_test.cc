@@ -126,6 +126,21 @@ TEST_F(ArcadeCommandsTest, BetsAndCashOutsCarryAFreshKeyAndRefusalsAreWords) {
   EXPECT_EQ(arcade_.bets.size(), 3u);
 }
 
+TEST_F(ArcadeCommandsTest, AWorldBuiltAgainOnTheSameSeedNeverRepeatsAKey) {
+  // A reload or a restart with TELOS_SEED rebuilds the casino on the same seed; a key that came
+  // back would replay the old wager's answer (coins taken, no chips) instead of placing this one.
+  EXPECT_THAT(world_->Do("Alice", "buy 10"), HasSubstr("You buy 10 chips"));
+  world_ = std::make_unique<TestWorld>(dir_.path(), 42, 0, limits::kOutputPulseCrowdPlayersDefault,
+                                       nullptr, &arcade_);
+  CharacterState again = NewCharacter("Alice", world_->pack->start_room);
+  again.room = Ref{"casino", "floor"};
+  again.wallet_coins = 100;
+  world_->LoginState(again);
+  EXPECT_THAT(world_->Do("Alice", "buy 10"), HasSubstr("You buy 10 chips"));
+  ASSERT_EQ(arcade_.keys.size(), 2u);
+  EXPECT_NE(arcade_.keys[0], arcade_.keys[1]);
+}
+
 TEST_F(ArcadeCommandsTest, OutsideTheCasinoTheCommandsAreRefusedAndBuyIsTheShops) {
   EXPECT_THAT(world_->Do("Bob", "bet dice 10 5000"),
               HasSubstr("You can only do that in the casino."));

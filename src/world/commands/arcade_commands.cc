@@ -1,13 +1,16 @@
 // The arcade in the casino (issue 27): `chips`, `buy <coins>`, `bet <game> <chips> [target]`,
 // `cashout`. The commands ask the ArcadePort (the process's arcade::Casino) and show its answer
-// when it comes back. Each wager carries an idempotency key made here, one per command, from
-// the zone's seeded Random. Chips are play money: coins buy them, nothing buys coins back.
+// when it comes back. Each wager carries an idempotency key made here, one per command, unique
+// within and across processes (NewKey). Chips are play money: coins buy them, nothing buys coins
+// back.
 //
 // `buy` takes the coins first and gives them back when the sale is refused, so two buys typed
 // at once can never spend the same coins.
+#include <atomic>
 #include <charconv>
 #include <cstdio>
 #include <optional>
+#include <random>
 #include <vector>
 
 #include "commands/registry.h"
@@ -63,11 +66,19 @@ std::string X100(int64_t x100) {
   return buf;
 }
 
-// A fresh idempotency key for one command.
-std::string NewKey(CommandContext& c) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "t%016llx",
-                static_cast<unsigned long long>(c.zone.random().Next()));
+// A fresh idempotency key for one command: a random id drawn once per process and a counter,
+// so keys never repeat across zones, reloads or restarts. (The zone's seeded Random would:
+// a zone rebuilt on the same seed draws the same numbers, and a repeated key replays an old
+// wager's answer instead of placing this one.)
+std::string NewKey() {
+  static const uint64_t process_id = [] {
+    std::random_device device;
+    return (uint64_t{device()} << 32) ^ uint64_t { device() };
+  }();
+  static std::atomic<uint64_t> next{0};
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "t%016llx.%llx", static_cast<unsigned long long>(process_id),
+                static_cast<unsigned long long>(next.fetch_add(1, std::memory_order_relaxed)));
   return buf;
 }
 
@@ -140,7 +151,7 @@ void Bet(CommandContext& c) {
     }
     target = *at;
   }
-  port->Bet(c.actor.key, game, *stake, target, NewKey(c),
+  port->Bet(c.actor.key, game, *stake, target, NewKey(),
             [post = c.zone.poster(), key = c.actor.key, game, target](Result<ArcadeWager> bet) {
               if (!bet.ok()) {
                 Tell(post, key, Refusal(bet.status()));
@@ -163,7 +174,7 @@ void CashOut(CommandContext& c) {
   if (!InCasino(c)) return;
   ArcadePort* port = Port(c);
   if (port == nullptr) return;
-  port->CashOut(c.actor.key, NewKey(c),
+  port->CashOut(c.actor.key, NewKey(),
                 [post = c.zone.poster(), key = c.actor.key](Result<ArcadeWager> out) {
                   Tell(post, key,
                        out.ok() ? "You cash out at " + X100(out->cashout_x100) + ": " +
@@ -190,7 +201,7 @@ bool ArcadeBuy(CommandContext& c) {
   }
   c.actor.gold -= *coins;  // taken now, given back if the sale is refused
   const int64_t paid = *coins;
-  port->Buy(c.actor.key, paid, NewKey(c),
+  port->Buy(c.actor.key, paid, NewKey(),
             [post = c.zone.poster(), key = c.actor.key, paid](Result<ArcadeWager> sale) {
               (void)post([key, paid, sale = std::move(sale)](ZoneCore& z) {
                 if (sale.ok()) {
