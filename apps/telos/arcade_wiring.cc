@@ -1,8 +1,11 @@
 #include "arcade_wiring.h"
 
-#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -96,17 +99,33 @@ Result<std::string> LoadOrCreateHouseSecret(const std::string& data_dir) {
     std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned>(device() & 0xff));
     secret += hex;
   }
-  const std::filesystem::path partial = path.string() + ".new";
-  {
-    std::ofstream out(partial, std::ios::trunc);
-    if (!out) return Status::Unavailable("cannot write " + partial.string());
-    out << secret << "\n";
-    if (!out.flush()) return Status::Unavailable("cannot write " + partial.string());
+  // Created 0600 from the first byte (never readable by others, even for a moment), synced,
+  // then renamed into place and the directory synced: whoever holds the secret can compute
+  // every future round, and a torn file would start a different chain after a crash.
+  const std::string partial = path.string() + ".new";
+  ::unlink(partial.c_str());  // a leftover from a crash mid-write
+  const int fd = ::open(partial.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::Unavailable("cannot create " + partial + ": " + std::strerror(errno));
+  const std::string line = secret + "\n";
+  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
+                       ::fsync(fd) == 0;
+  const int write_errno = errno;
+  ::close(fd);
+  if (!written) {
+    ::unlink(partial.c_str());
+    return Status::Unavailable("cannot write " + partial + ": " + std::strerror(write_errno));
   }
-  ::chmod(partial.c_str(), 0600);
-  std::error_code ec;
-  std::filesystem::rename(partial, path, ec);
-  if (ec) return Status::Unavailable("cannot create " + path.string() + ": " + ec.message());
+  if (::rename(partial.c_str(), path.c_str()) != 0) {
+    const int rename_errno = errno;
+    ::unlink(partial.c_str());
+    return Status::Unavailable("cannot create " + path.string() + ": " +
+                               std::strerror(rename_errno));
+  }
+  const std::string dir = path.has_parent_path() ? path.parent_path().string() : ".";
+  if (const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir_fd >= 0) {
+    (void)::fsync(dir_fd);
+    ::close(dir_fd);
+  }
   return secret;
 }
 

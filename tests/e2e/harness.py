@@ -16,6 +16,26 @@ import time
 IAC, SB, SE, WILL, WONT, DO, DONT = 255, 250, 240, 251, 252, 253, 254
 
 
+def http_request(port, method, path, body=None, headers=None, timeout=15):
+    """One HTTP/1.1 request to 127.0.0.1:`port`, read to the close; (status, body as text)."""
+    payload = b"" if body is None else body.encode()
+    lines = ["%s %s HTTP/1.1" % (method, path), "Host: x", "Connection: close"]
+    if body is not None:
+        lines.append("Content-Length: %d" % len(payload))
+    for name, value in (headers or {}).items():
+        lines.append("%s: %s" % (name, value))
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + payload)
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ")[1]), rest.decode("utf-8", "replace")
+
+
 class Server:
     """`telos serve` on loopback with ports chosen by the kernel and a private data folder.
 
@@ -150,17 +170,7 @@ class Server:
 
     def http_get(self, path, port=None):
         """GET on the public HTTP port (or `port`); returns (status, body)."""
-        with socket.create_connection(("127.0.0.1", port or self.http_port), timeout=5) as s:
-            s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % path).encode())
-            data = b""
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-        head, _, body = data.partition(b"\r\n\r\n")
-        status = int(head.split(b" ")[1])
-        return status, body.decode("utf-8", "replace")
+        return http_request(port or self.http_port, "GET", path, timeout=5)
 
 
 class Telnet:

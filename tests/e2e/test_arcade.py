@@ -10,13 +10,12 @@ import hmac
 import json
 import os
 import re
-import socket
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Server, Telnet  # noqa: E402
+from harness import Server, Telnet, http_request  # noqa: E402
 from test_serve import BINARY, REPO, new_player, walk  # noqa: E402
 
 # lobby:atrium -> casino:dice_hall
@@ -39,21 +38,8 @@ def wait_regex(client, pattern, timeout=40):
 
 def http(port, method, path, body=None, headers=None):
     """One request on the public HTTP port; (status, parsed JSON body)."""
-    payload = b"" if body is None else body.encode()
-    lines = ["%s %s HTTP/1.1" % (method, path), "Host: x", "Connection: close",
-             "Content-Length: %d" % len(payload)]
-    for name, value in (headers or {}).items():
-        lines.append("%s: %s" % (name, value))
-    with socket.create_connection(("127.0.0.1", port), timeout=15) as s:
-        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + payload)
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    head, _, rest = data.partition(b"\r\n\r\n")
-    return int(head.split(b" ")[1]), json.loads(rest.decode() or "null")
+    status, text = http_request(port, method, path, body if body is not None else "", headers)
+    return status, json.loads(text or "null")
 
 
 def dice_roll(round_hash_hex):
@@ -146,6 +132,9 @@ class ArcadeTest(unittest.TestCase):
         before = int(wait_regex(client, r"\[dice #(\d+)\] The roll is").group(1))
         client.close()
         self.assertEqual(server.stop(), 0)
+        # Whoever reads the house secret can compute every future round: owner-only.
+        secret = os.path.join(data_dir, "arcade-house.secret")
+        self.assertEqual(os.stat(secret).st_mode & 0o777, 0o600)
 
         again = Server(BINARY, REPO, data_dir=data_dir)
         self.addCleanup(again.cleanup)
