@@ -4,9 +4,14 @@
 #include <charconv>
 #include <chrono>
 #include <future>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <random>
+#include <vector>
 
+#include "telos/arcade/digest.h"
 #include "telos/base/limits.h"
 #include "telos/world/names.h"
 
@@ -102,23 +107,89 @@ Result<int64_t> IntField(const json::object& o, std::string_view name, bool requ
   return v->as_int64();
 }
 
-// The character the caller may act for: the Basic credentials' account must own it.
+// Which characters a name and password proved, remembered for kArcadeHttpCredentialTtlMs so
+// that a client betting over HTTP pays one password hash a minute, not one per request. Keyed
+// by an HMAC under a per-process random key: the passwords themselves are never kept.
+class CredentialCache {
+ public:
+  CredentialCache() {
+    std::random_device device;
+    for (uint8_t& b : key_) b = static_cast<uint8_t>(device());
+  }
+
+  std::optional<std::vector<std::string>> Find(std::string_view name, std::string_view password) {
+    const arcade::Hash digest = Digest(name, password);
+    std::lock_guard lock(mu_);
+    auto it = entries_.find(digest);
+    if (it == entries_.end()) return std::nullopt;
+    if (it->second.expires <= Clock::now()) {
+      entries_.erase(it);
+      return std::nullopt;
+    }
+    return it->second.character_keys;
+  }
+
+  void Remember(std::string_view name, std::string_view password,
+                std::vector<std::string> character_keys) {
+    const arcade::Hash digest = Digest(name, password);
+    const auto now = Clock::now();
+    std::lock_guard lock(mu_);
+    if (entries_.size() >= limits::kArcadeHttpCredentialsMax) {
+      std::erase_if(entries_, [now](const auto& entry) { return entry.second.expires <= now; });
+    }
+    // Still full of live entries: start again rather than grow (each costs one more hash).
+    if (entries_.size() >= limits::kArcadeHttpCredentialsMax) entries_.clear();
+    entries_[digest] = {std::move(character_keys),
+                        now + std::chrono::milliseconds(limits::kArcadeHttpCredentialTtlMs)};
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Entry {
+    std::vector<std::string> character_keys;
+    Clock::time_point expires;
+  };
+  arcade::Hash Digest(std::string_view name, std::string_view password) const {
+    std::string message(name);
+    message.push_back('\0');  // names hold no NUL, so name/password pairs cannot collide
+    message.append(password);
+    return arcade::HmacSha256(key_, message);
+  }
+
+  arcade::Hash key_{};
+  std::mutex mu_;
+  std::map<arcade::Hash, Entry> entries_;
+};
+
+// The character the caller may act for: the Basic credentials' account must own it. A refusal
+// that is not about the credentials (the account service busy or down, a throttled address)
+// comes back as itself, so the client is told to wait rather than that its password is wrong.
 Result<std::string> Caller(const net::HttpRequest& req, const json::object& body,
-                           account::AccountDesk& desk) {
+                           account::AccountDesk& desk, CredentialCache& credentials_seen) {
   auto credentials = ParseBasicAuth(req.Header("authorization"));
   if (!credentials.ok()) return credentials.status();
   auto character = StringField(body, "character");
   if (!character.ok()) return character.status();
-  auto account = desk.Authenticate(credentials->first, credentials->second, req.remote_address);
-  if (!account.ok()) {
-    if (account.status().code() == StatusCode::kUnavailable) return account.status();
-    return Status::PermissionDenied("the account name or password is wrong");
+  std::optional<std::vector<std::string>> keys =
+      credentials_seen.Find(credentials->first, credentials->second);
+  if (!keys) {
+    auto account = desk.Authenticate(credentials->first, credentials->second, req.remote_address);
+    if (!account.ok()) {
+      const StatusCode code = account.status().code();
+      if (code == StatusCode::kUnavailable || code == StatusCode::kResourceExhausted) {
+        return account.status();
+      }
+      return Status::PermissionDenied("the account name or password is wrong");
+    }
+    auto characters = desk.Characters(account->ticket);
+    if (!characters.ok()) return characters.status();
+    keys.emplace();
+    for (const account::CharacterSummary& c : *characters) keys->push_back(world::NameKey(c.name));
+    credentials_seen.Remember(credentials->first, credentials->second, *keys);
   }
-  auto characters = desk.Characters(account->ticket);
-  if (!characters.ok()) return characters.status();
   const std::string key = world::NameKey(*character);
-  for (const account::CharacterSummary& c : *characters) {
-    if (world::NameKey(c.name) == key) return key;
+  for (const std::string& owned : *keys) {
+    if (owned == key) return key;
   }
   return Status::PermissionDenied("the account has no character called '" + *character + "'");
 }
@@ -171,6 +242,7 @@ Result<std::pair<std::string, std::string>> ParseBasicAuth(std::string_view head
 
 void AddArcadeRoutes(net::HttpServer& http, arcade::Casino& casino, account::AccountDesk& desk,
                      BlockingRunner blocking) {
+  auto credentials_seen = std::make_shared<CredentialCache>();
   http.HandlePrefix(std::string(kRoundsPrefix), [&casino](const net::HttpRequest& req) {
     auto id = ParseRoundId(std::string_view(req.path).substr(kRoundsPrefix.size()));
     if (!id.ok()) return Refuse(id.status());
@@ -190,7 +262,7 @@ void AddArcadeRoutes(net::HttpServer& http, arcade::Casino& casino, account::Acc
     return net::HttpResponse::Json(200, json::serialize(body));
   });
   http.HandleBlocking("/api/arcade/bet",
-                      [&casino, &desk](const net::HttpRequest& req) {
+                      [&casino, &desk, credentials_seen](const net::HttpRequest& req) {
                         auto body = BodyObject(req);
                         if (!body.ok()) return Refuse(body.status());
                         auto game = StringField(*body, "game");
@@ -201,7 +273,7 @@ void AddArcadeRoutes(net::HttpServer& http, arcade::Casino& casino, account::Acc
                         if (!key.ok()) return Refuse(key.status());
                         if (!stake.ok()) return Refuse(stake.status());
                         if (!target.ok()) return Refuse(target.status());
-                        auto player = Caller(req, *body, desk);
+                        auto player = Caller(req, *body, desk, *credentials_seen);
                         if (!player.ok()) return Refuse(player.status());
                         auto answer = Await([&](arcade::Casino::Done done) {
                           casino.Bet(*game, *player, *stake, *target, *key, std::move(done));
@@ -211,12 +283,12 @@ void AddArcadeRoutes(net::HttpServer& http, arcade::Casino& casino, account::Acc
                       },
                       blocking, {"POST"});
   http.HandleBlocking("/api/arcade/cashout",
-                      [&casino, &desk](const net::HttpRequest& req) {
+                      [&casino, &desk, credentials_seen](const net::HttpRequest& req) {
                         auto body = BodyObject(req);
                         if (!body.ok()) return Refuse(body.status());
                         auto key = StringField(*body, "key");
                         if (!key.ok()) return Refuse(key.status());
-                        auto player = Caller(req, *body, desk);
+                        auto player = Caller(req, *body, desk, *credentials_seen);
                         if (!player.ok()) return Refuse(player.status());
                         auto answer = Await([&](arcade::Casino::Done done) {
                           casino.CashOut("crash", *player, *key, std::move(done));

@@ -166,8 +166,8 @@ Status RoundDriver::PlaceBet(const BetRequest& bet, std::function<void(Status)> 
                                       " round is betting (it is " + std::string(PhaseName(phase_)) +
                                       ")");
   }
-  if (bet.stake < 1 || bet.stake > limits::kArcadeChipsMax) {
-    return Status::InvalidArgument("a stake is 1.." + std::to_string(limits::kArcadeChipsMax) +
+  if (bet.stake < 1 || bet.stake > limits::kArcadeStakeMax) {
+    return Status::InvalidArgument("a stake is 1.." + std::to_string(limits::kArcadeStakeMax) +
                                    " chips");
   }
   if (config_.kind == GameKind::kCrash && bet.auto_cashout_x100 != 0 &&

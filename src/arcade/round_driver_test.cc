@@ -11,6 +11,7 @@
 #include "telos/arcade/memory_ledger.h"
 #include "telos/arcade/outcomes.h"
 #include "telos/arcade/settlement.h"
+#include "telos/base/limits.h"
 
 namespace telos::arcade {
 namespace {
@@ -151,6 +152,13 @@ TEST_F(RoundDriverTest, ADiceRoundPaysTheBetsUnderTheRoll) {
   std::vector<Status> acks;
   EXPECT_EQ(
       Bet(driver, {.player = "ann", .stake = 10, .key = "a1", .dice_target = 99}, &acks).code(),
+      StatusCode::kInvalidArgument);
+  // A stake whose win could not be settled within the ledger's per-leg bound is refused up front.
+  EXPECT_EQ(
+      Bet(driver,
+          {.player = "ann", .stake = limits::kArcadeStakeMax + 1, .key = "a0", .dice_target = 5000},
+          &acks)
+          .code(),
       StatusCode::kInvalidArgument);
   ASSERT_TRUE(
       Bet(driver, {.player = "ann", .stake = 10, .key = "a1", .dice_target = 5000}, &acks).ok());

@@ -494,6 +494,13 @@ inline constexpr int64_t kArcadeCrashX100Max = 1'000'000;  // 10,000.00x
 inline constexpr int64_t kArcadeCashoutX100Min = 101;
 inline constexpr int64_t kArcadeDiceTargetMin = 100;
 inline constexpr int64_t kArcadeDiceTargetMax = 9'800;
+// One stake: small enough that a full round of the largest wins (every bettor at the top crash
+// multiplier) still settles in one posting whose every leg is within kArcadeChipsMax; a larger
+// stake would make the settlement invalid and wedge the game.
+inline constexpr int64_t kArcadeStakeMax = 50'000;
+static_assert(kArcadeStakeMax * (kArcadeCrashX100Max / 100) *
+                  static_cast<int64_t>(kArcadeBetsPerRoundMax) <=
+              kArcadeChipsMax);
 // Rounds: the betting window, the frame interval while running (several frames a second), how
 // long a dice roll is shown rolling, and the pause after a settlement before the next window.
 inline constexpr int64_t kArcadeBettingWindowMs = 5'000;
@@ -514,6 +521,12 @@ inline constexpr int64_t kArcadeSweepIntervalMs = 30'000;
 inline constexpr size_t kArcadeCasinoInboxMax = 4'096;
 inline constexpr size_t kArcadeReceiptsMax = 65'536;
 inline constexpr size_t kArcadeClientKeyBytesMax = 64;
+// HTTP wagers log in with Basic credentials; a name and password that proved an account are
+// remembered this long (a password change takes at most this long to reach HTTP betting), for
+// at most this many credentials, so a betting client costs one password hash a minute rather
+// than one per request (each one would hold the hash slots telnet and web logins share).
+inline constexpr int64_t kArcadeHttpCredentialTtlMs = 60'000;
+inline constexpr size_t kArcadeHttpCredentialsMax = 1'024;
 // What players in the casino see of the frames (src/arcade/frame_text.h): a text line of a
 // rising crash multiplier at most this often, and a GMCP Arcade.Frame at most this often
 // (phase changes always go out at once).
