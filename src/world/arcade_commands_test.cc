@@ -28,7 +28,12 @@ class FakeArcade final : public ArcadePort {
            std::function<void(Result<ArcadeWager>)> done) override {
     keys.push_back(key);
     if (!up) return done(Status::Unavailable("ledger down"));
-    chips[player] += n;
+    // A retry under a key that committed changes nothing: the ledger answers with that posting.
+    if (sold.insert(key).second) chips[player] += n;
+    if (unconfirmed > 0) {  // committed, but the answer was lost
+      --unconfirmed;
+      return done(Status::UnknownResult("the commit was not confirmed"));
+    }
     done(ArcadeWager{.stake = n, .chips = chips[player]});
   }
   void Bet(std::string player, std::string game, int64_t stake, int64_t target, std::string key,
@@ -48,6 +53,8 @@ class FakeArcade final : public ArcadePort {
   std::map<std::string, int64_t> chips;
   std::vector<std::string> keys;
   std::vector<std::string> bets;
+  std::set<std::string> sold;  // buy keys that committed
+  int unconfirmed = 0;         // commits whose answer is lost, from the next buy on
   bool up = true;
 };
 
@@ -124,6 +131,25 @@ TEST_F(ArcadeCommandsTest, BetsAndCashOutsCarryAFreshKeyAndRefusalsAreWords) {
   EXPECT_THAT(world_->Do("Alice", "bet dice 10"), HasSubstr("Bet under which number?"));
   EXPECT_THAT(world_->Do("Alice", "bet crash 10 soon"), HasSubstr("An auto cash-out is"));
   EXPECT_EQ(arcade_.bets.size(), 3u);
+}
+
+TEST_F(ArcadeCommandsTest, ASaleWhoseCommitWasNotConfirmedIsAskedAgainUnderItsKey) {
+  // The first answer is lost after the commit: asking again under the same key gets the sale,
+  // so the coins are not given back for chips that were bought.
+  arcade_.unconfirmed = 1;
+  EXPECT_THAT(world_->Do("Alice", "buy 30"), HasSubstr("You buy 30 chips for 30 coins"));
+  ASSERT_EQ(arcade_.keys.size(), 2u);
+  EXPECT_EQ(arcade_.keys[0], arcade_.keys[1]);
+  EXPECT_EQ(arcade_.chips["alice"], 30);
+  EXPECT_EQ(GoldOf("alice"), 70);
+  // Every answer lost: the coins are held, not returned on top of the chips.
+  arcade_.chips["alice"] = 0;
+  arcade_.unconfirmed = limits::kArcadeBuyAttemptsMax + 5;
+  arcade_.keys.clear();
+  EXPECT_THAT(world_->Do("Alice", "buy 20"), HasSubstr("could not confirm your purchase"));
+  EXPECT_EQ(arcade_.keys.size(), static_cast<size_t>(limits::kArcadeBuyAttemptsMax));
+  EXPECT_EQ(GoldOf("alice"), 50);
+  EXPECT_EQ(arcade_.chips["alice"], 20);
 }
 
 TEST_F(ArcadeCommandsTest, AWorldBuiltAgainOnTheSameSeedNeverRepeatsAKey) {

@@ -521,6 +521,9 @@ inline constexpr int64_t kArcadeSweepIntervalMs = 30'000;
 inline constexpr size_t kArcadeCasinoInboxMax = 4'096;
 inline constexpr size_t kArcadeReceiptsMax = 65'536;
 inline constexpr size_t kArcadeClientKeyBytesMax = 64;
+// A chip sale whose commit was never confirmed is asked again under its key this many times in
+// all (the ledger replays one that did commit) before its coins are held for staff.
+inline constexpr int kArcadeBuyAttemptsMax = 3;
 // HTTP wagers log in with Basic credentials; a name and password that proved an account are
 // remembered this long (a password change takes at most this long to reach HTTP betting), for
 // at most this many credentials, so a betting client costs one password hash a minute rather
