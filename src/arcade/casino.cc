@@ -112,10 +112,14 @@ void Casino::Stop() {
   wake_.notify_all();
   if (worker_.joinable()) worker_.join();
   // What was queued before the stop is answered, the stakes in flight committed, and the
-  // round under way (it will never run) refunded.
+  // round under way (it will never finish) refunded — except a crash round running with
+  // cash-outs, which is settled: the cashed-out bets are paid what they were told, the bets
+  // not cashed out get their stakes back (RoundDriver::SettleAtStop). Its escrow is then
+  // closed, so the sweep leaves it alone.
   RunQueued();
   while (batcher_.CommitDue(/*force=*/true) > 0) {
   }
+  for (auto& game : games_) (void)game->driver->SettleAtStop();
   Sweep(/*everything=*/true);
 }
 

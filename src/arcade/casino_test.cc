@@ -1,7 +1,7 @@
 // The casino service on a ManualClock over a MemoryLedger: buying chips, a dice round from bet
 // to settlement, retries answered with the original result, a crash cash-out, round proofs that
-// verify against the next round, a restart continuing the chain, and the round under way at a
-// stop refunded once.
+// verify against the next round, a restart continuing the chain, the round under way at a
+// stop refunded once, and a running crash round's cash-outs paid at a stop.
 
 #include "telos/arcade/casino.h"
 
@@ -207,6 +207,41 @@ TEST_F(CasinoTest, ARestartContinuesTheChainAndRefundsTheRoundAStopLeftOnce) {
   casino->Stop();
   EXPECT_EQ(ledger_.Balance("player:dan").value(), 100) << "refunded once, not twice";
   ExpectBooksBalance();
+}
+
+TEST_F(CasinoTest, AStopSettlesARunningCrashRoundsCashOutsAndRefundsTheRest) {
+  auto casino = Open();
+  ASSERT_TRUE(Await(*casino, [&](Casino::Done d) { casino->Buy("eve", 100, "e", d); }).ok());
+  ASSERT_TRUE(Await(*casino, [&](Casino::Done d) { casino->Buy("fay", 100, "f", d); }).ok());
+  // Rounds until one runs past 1.10x, so eve can cash out by hand while fay rides on.
+  for (int round = 0; round < 50; ++round) {
+    RunUntil(*casino, "crash", Phase::kBetting);
+    const std::string n = std::to_string(round);
+    ASSERT_TRUE(Await(*casino, [&](Casino::Done d) {
+                  casino->Bet("crash", "eve", 10, 0, "eve-" + n, d);
+                }).ok());
+    ASSERT_TRUE(Await(*casino, [&](Casino::Done d) {
+                  casino->Bet("crash", "fay", 20, 0, "fay-" + n, d);
+                }).ok());
+    RunUntil(*casino, "crash", Phase::kRunning);
+    while (Last("crash")->phase == Phase::kRunning && Last("crash")->multiplier_x100 < 110) {
+      clock_.Advance(Millis(100));
+      casino->Pump(true);
+    }
+    if (Last("crash")->phase != Phase::kRunning) continue;  // crashed first
+    const int64_t eve_before = casino->Chips("eve").value();
+    const int64_t fay_before = casino->Chips("fay").value();
+    auto out =
+        Await(*casino, [&](Casino::Done d) { casino->CashOut("crash", "eve", "o-" + n, d); });
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ(Last("crash")->phase, Phase::kRunning);
+    casino->Stop();  // before the crash point: eve was told her payout, fay's bet still rides
+    EXPECT_EQ(casino->Chips("eve").value(), eve_before + out->payout) << "paid what she was told";
+    EXPECT_EQ(casino->Chips("fay").value(), fay_before + 20) << "the stake back";
+    ExpectBooksBalance();
+    return;
+  }
+  FAIL() << "no crash round ran past 1.10x in 50 rounds";
 }
 
 }  // namespace

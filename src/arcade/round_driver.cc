@@ -135,12 +135,16 @@ void RoundDriver::RunCrash(Instant now) {
   if (CrashCurveX100(elapsed_ms) >= crash_x100_) Enter(Phase::kSettling, now);
 }
 
-bool RoundDriver::Settle() {
+bool RoundDriver::Settle(bool refund_open_bets) {
   std::vector<Payout> payouts;
   for (const auto& [player, bet] : bets_) {
     Payout p{.player = std::string(kPlayerPrefix) + player, .stake = bet.stake};
     if (config_.kind == GameKind::kCrash) {
-      if (bet.cashed_out_x100 > 0) p.payout = CrashPayout(bet.stake, bet.cashed_out_x100);
+      if (bet.cashed_out_x100 > 0) {
+        p.payout = CrashPayout(bet.stake, bet.cashed_out_x100);
+      } else if (refund_open_bets) {
+        p.payout = bet.stake;
+      }
     } else if (roll_ < bet.dice_target) {
       p.payout = DicePayout(bet.stake, bet.dice_target, config_.edge_bp);
     }
@@ -158,6 +162,18 @@ bool RoundDriver::Settle() {
     }
   }
   return false;  // retried on the next Tick with the same key
+}
+
+bool RoundDriver::SettleAtStop() {
+  if (config_.kind != GameKind::kCrash || phase_ != Phase::kRunning) return false;
+  const bool any_cashed_out = std::any_of(bets_.begin(), bets_.end(), [](const auto& entry) {
+    return entry.second.cashed_out_x100 > 0;
+  });
+  if (!any_cashed_out) return false;
+  // The round never reaches its crash point, so the bets still riding get their stakes back;
+  // the cashed-out ones were told their payout and are paid it. No frame: the round never
+  // crashed, so there is no outcome to show (its hash stays unrevealed).
+  return Settle(/*refund_open_bets=*/true);
 }
 
 Status RoundDriver::PlaceBet(const BetRequest& bet, std::function<void(Status)> done) {

@@ -16,6 +16,8 @@
 // Reconciliation: at Start, every `interval` and at Stop, open escrows of this house's games
 // that no running round uses (a round a past run never settled, the round under way at Stop)
 // are refunded (settlement.h SweepUnsettled; the ledger's escrow closure makes it exactly once).
+// One exception at Stop: a crash round running with cash-outs is settled, not refunded — the
+// cashed-out bets are paid what they were told, the others get their stakes back.
 //
 // Threads: one thread (Start) owns the drivers, the batcher's commits and the receipts; every
 // request is queued to it (bounded by kArcadeCasinoInboxMax: ResourceExhausted at once beyond)
@@ -24,7 +26,8 @@
 // The frame sink runs on the casino's thread and must not block.
 //
 // Lifecycle: Create → Start → ... → Stop (answers what is queued, commits what the batcher
-// holds, refunds the round under way, joins). The Ledger and Clock outlive the casino.
+// holds, refunds the round under way or settles a running crash round's cash-outs, joins). The
+// Ledger and Clock outlive the casino.
 #pragma once
 
 #include <condition_variable>

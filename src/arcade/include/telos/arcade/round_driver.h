@@ -131,6 +131,15 @@ class RoundDriver {
   // crashed; NotFound when the player has no bet in the round.
   Result<int64_t> CashOut(std::string_view player);
 
+  // For the owner's stop (it will not Tick again): a crash round running with cash-outs is
+  // settled now instead of being left to a refund, which would take back what the cashed-out
+  // bets were told they won. Cashed-out bets are paid their cash-out; bets not cashed out get
+  // their stake back (the round never reached its crash point). Returns true when this posted
+  // the settlement (the escrow is closed); false when there is nothing to settle (not a crash
+  // round running, no cash-out) or the ledger refused it, and the round is left to the refund.
+  // BLOCKS on the ledger.
+  bool SettleAtStop();
+
   Phase phase() const { return phase_; }
   const Frame& last_frame() const { return frame_; }
   // The escrow account of the current round (empty before the first).
@@ -149,7 +158,9 @@ class RoundDriver {
   void Enter(Phase phase, Instant now);
   bool OpenRound(Instant now);
   void RunCrash(Instant now);
-  bool Settle();
+  // refund_open_bets: crash bets not cashed out get their stake back (SettleAtStop) rather
+  // than losing it.
+  bool Settle(bool refund_open_bets = false);
   void Emit(Instant now);
 
   const GameConfig config_;
