@@ -46,6 +46,7 @@ struct Casino::Game {
   std::mutex proof_mu;
   HashChain proof_chain;                  // guarded by proof_mu: a copy of the chain
   std::atomic<int64_t> revealed_max{-1};  // the last position whose hash may be shown
+  std::atomic<bool> exhausted{false};     // the driver's chain is used up (reported once)
 
   explicit Game(HashChain c) : proof_chain(std::move(c)) {}
 };
@@ -152,7 +153,18 @@ Instant Casino::Pump(bool force_commit) {
     next_sweep_ = now + Millis(options_.sweep_interval_ms);
   }
   Instant next = next_sweep_;
-  for (auto& game : games_) next = std::min(next, game->driver->Tick());
+  for (auto& game : games_) {
+    next = std::min(next, game->driver->Tick());
+    if (game->driver->exhausted() && !game->exhausted.load()) {
+      game->exhausted.store(true);
+      if (options_.logger != nullptr) {
+        options_.logger->Error("arcade chain used up: the game opens no more rounds",
+                               {{"game", game->config.game},
+                                {"chain", game->driver->chain_name()},
+                                {"chain_length", options_.chain_length}});
+      }
+    }
+  }
   while (batcher_.CommitDue(force_commit) > 0) {
   }
   return std::min(next, batcher_.NextDue());
@@ -196,6 +208,14 @@ Casino::Game* Casino::FindGame(std::string_view name) {
 std::vector<std::string> Casino::games() const {
   std::vector<std::string> names;
   for (const auto& game : games_) names.push_back(game->config.game);
+  return names;
+}
+
+std::vector<std::string> Casino::exhausted_games() const {
+  std::vector<std::string> names;
+  for (const auto& game : games_) {
+    if (game->exhausted.load()) names.push_back(game->config.game);
+  }
   return names;
 }
 

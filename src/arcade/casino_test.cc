@@ -1,13 +1,16 @@
 // The casino service on a ManualClock over a MemoryLedger: buying chips, a dice round from bet
 // to settlement, retries answered with the original result, a crash cash-out, round proofs that
 // verify against the next round, a restart continuing the chain, the round under way at a
-// stop refunded once, and a running crash round's cash-outs paid at a stop.
+// stop refunded once, a running crash round's cash-outs paid at a stop, and a used-up chain
+// that claims no more positions and is reported once.
 
 #include "telos/arcade/casino.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -242,6 +245,51 @@ TEST_F(CasinoTest, AStopSettlesARunningCrashRoundsCashOutsAndRefundsTheRest) {
     return;
   }
   FAIL() << "no crash round ran past 1.10x in 50 rounds";
+}
+
+TEST_F(CasinoTest, AUsedUpChainClaimsNoMorePositionsAndIsReportedOnce) {
+  std::ostringstream lines;
+  Logger logger("test", LogLevel::kInfo, std::make_shared<spdlog::sinks::ostream_sink_mt>(lines));
+  CasinoOptions options;
+  options.games = {{.game = "dice", .kind = GameKind::kDice, .public_seed = std::string(kSeed)}};
+  options.house_secret = "tiny chain";
+  options.chain_length = 3;
+  options.logger = &logger;
+  auto open = [&] {
+    auto casino =
+        Casino::Create(ledger_, clock_, options, [this](const Frame& f) { frames_.push_back(f); });
+    EXPECT_TRUE(casino.ok()) << casino.status().ToString();
+    return std::move(*casino);
+  };
+  auto casino = open();
+  // Three rounds (about 8 s each), then a minute of Ticks with nothing left to play.
+  for (int i = 0; i < 900; ++i) {
+    casino->Pump(/*force_commit=*/true);
+    clock_.Advance(Millis(100));
+  }
+  EXPECT_EQ(Last("dice")->position, 2);
+  EXPECT_EQ(Last("dice")->phase, Phase::kSettled);
+  EXPECT_EQ(casino->exhausted_games(), std::vector<std::string>{"dice"});
+  const std::string chain = casino->Round("dice", 0).value().chain;
+  // Positions 0..2 were claimed and nothing after: the next claim is 3.
+  EXPECT_EQ(ledger_.ClaimChainPosition(chain).value(), 3);
+  logger.Flush();
+  const std::string logged = lines.str();
+  const size_t first = logged.find("arcade chain used up");
+  ASSERT_NE(first, std::string::npos) << logged;
+  EXPECT_EQ(logged.find("arcade chain used up", first + 1), std::string::npos) << "logged once";
+  EXPECT_NE(logged.find("\"level\":\"error\""), std::string::npos) << logged;
+  casino->Stop();
+
+  // A restart on the used-up chain finds out from one claim past the end, then claims no more.
+  casino = open();
+  for (int i = 0; i < 100; ++i) {
+    casino->Pump(/*force_commit=*/true);
+    clock_.Advance(Millis(100));
+  }
+  EXPECT_EQ(casino->exhausted_games(), std::vector<std::string>{"dice"});
+  EXPECT_EQ(ledger_.ClaimChainPosition(chain).value(), 5);
+  casino->Stop();
 }
 
 }  // namespace

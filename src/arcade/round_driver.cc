@@ -73,10 +73,22 @@ void RoundDriver::Enter(Phase phase, Instant now) {
 }
 
 bool RoundDriver::OpenRound(Instant now) {
+  // A used-up chain opens no more rounds and claims no more positions (each claim is a durable
+  // write): known before claiming once this driver played the last position, else from the
+  // first claim past the end (a driver starting on a chain a past run used up).
+  if (exhausted_) return false;
+  if (position_ + 1 >= chain_.length()) {
+    exhausted_ = true;
+    return false;
+  }
   auto position = ledger_.ClaimChainPosition(chain_name_);
   if (!position.ok()) return false;  // the ledger is unreachable: try again next Tick
+  if (*position >= chain_.length()) {
+    exhausted_ = true;  // an operator publishes a new chain (a new house secret)
+    return false;
+  }
   auto hash = chain_.RoundHash(*position);
-  if (!hash.ok()) return false;  // the chain is used up: an operator publishes a new one
+  if (!hash.ok()) return false;
   ++round_generation_;
   position_ = *position;
   round_hash_ = *hash;

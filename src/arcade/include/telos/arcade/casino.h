@@ -48,6 +48,7 @@
 #include "telos/arcade/wager_batcher.h"
 #include "telos/base/clock.h"
 #include "telos/base/limits.h"
+#include "telos/base/log.h"
 #include "telos/base/status.h"
 
 namespace telos::arcade {
@@ -58,6 +59,9 @@ struct CasinoOptions {
   int64_t chain_length = limits::kArcadeChainLengthDefault;
   int64_t sweep_interval_ms = limits::kArcadeSweepIntervalMs;
   WagerBatcherOptions batcher;
+  // Where the casino logs (a game's chain used up, once, at error level); none when null.
+  // Outlives the casino.
+  Logger* logger = nullptr;
 };
 
 // What a wager was answered with (a retry with its key gets the same).
@@ -119,6 +123,9 @@ class Casino {
   // later ones). Thread-safe; does not block on the ledger.
   Result<RoundProof> Round(std::string_view game, int64_t position);
   std::vector<std::string> games() const;
+  // The games whose chain is used up (RoundDriver::exhausted): they open no more rounds until
+  // an operator starts the casino on a new house secret. Thread-safe; for health and metrics.
+  std::vector<std::string> exhausted_games() const;
 
   // Tests (and the casino's thread): applies what is queued, ticks every driver, commits what
   // the batcher holds when due (all of it when `force_commit`), sweeps when due. Returns when it

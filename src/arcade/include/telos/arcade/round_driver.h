@@ -140,6 +140,9 @@ class RoundDriver {
   // BLOCKS on the ledger.
   bool SettleAtStop();
 
+  // The chain is used up: every position was played, no round opens again and no position is
+  // claimed any more (the driver idles in the phase it ended in).
+  bool exhausted() const { return exhausted_; }
   Phase phase() const { return phase_; }
   const Frame& last_frame() const { return frame_; }
   // The escrow account of the current round (empty before the first).
@@ -181,6 +184,7 @@ class RoundDriver {
   int64_t roll_ = -1;
   int64_t multiplier_x100_ = 100;
   bool refunded_ = false;
+  bool exhausted_ = false;
   std::map<std::string, Bet> bets_;               // by player name, committed stakes only
   std::map<std::string, std::string> in_flight_;  // player -> key of a stake not yet answered
   int64_t round_generation_ = 0;                  // tells a late answer which round it was for
