@@ -151,6 +151,7 @@ Result<std::unique_ptr<ArcadeWiring>> ArcadeWiring::Open(const ArcadeSettings& s
   if (!ledger.ok()) return ledger.status();
   w->ledger_ = std::move(*ledger);
   arcade::CasinoOptions options = ServeCasinoOptions(settings, std::move(*secret));
+  options.logger = &log;  // a used-up chain is an error line
   for (const arcade::GameConfig& game : options.games) {
     w->texts_.emplace(game.game, arcade::FrameText(game.kind));
   }

@@ -510,7 +510,8 @@ inline constexpr int64_t kArcadeSettledPauseMs = 2'000;
 // Escrows one reconciliation sweep lists at a time.
 inline constexpr size_t kArcadeOpenEscrowsPerSweepMax = 256;
 // The casino service (src/arcade/casino.h) around the drivers: the chain a `telos serve` house
-// generates from its secret (100,000 rounds, about a week at one round per 8 s, and well under
+// generates from its secret (100,000 rounds, about 9 days at one round per 8 s, after which the
+// game stops with an error line, Casino::exhausted_games; and well under
 // a second of hashing at start), how often unsettled rounds of a past run are swept for
 // refunds, the requests queued for the casino's thread (beyond which one is refused
 // ResourceExhausted), the wager answers remembered for retries by key (oldest forgotten first),
