@@ -219,9 +219,17 @@ std::vector<std::string> Casino::exhausted_games() const {
   return names;
 }
 
-bool Casino::Replay(const std::string& full_key, Done& done) {
+bool Casino::Replay(const std::string& full_key, std::string_view client_key,
+                    const std::string& fingerprint, Done& done) {
   auto it = receipts_.find(full_key);
   if (it == receipts_.end()) return false;
+  if (it->second.fingerprint != fingerprint) {
+    // The key answers only the request it was first used for: another wager under it would be
+    // answered with the first one's result and never placed.
+    done(Status::AlreadyExists("key " + std::string(client_key) +
+                               " was used for a different wager"));
+    return true;
+  }
   if (!it->second.answered) {
     it->second.waiting.push_back(std::move(done));
     return true;
@@ -274,7 +282,9 @@ void Casino::Bet(std::string game, std::string player, int64_t stake, int64_t ta
 void Casino::PlaceBet(Game& game, std::string player, int64_t stake, int64_t target,
                       std::string key, Done done) {
   const std::string full_key = "bet:" + player + ":" + key;
-  if (Replay(full_key, done)) return;
+  const std::string fingerprint = "game=" + game.config.game + " stake=" + std::to_string(stake) +
+                                  " target=" + std::to_string(target);
+  if (Replay(full_key, key, fingerprint, done)) return;
   BetRequest bet{.player = player, .stake = stake, .key = full_key};
   if (game.config.kind == GameKind::kDice) {
     bet.dice_target = target;
@@ -282,7 +292,9 @@ void Casino::PlaceBet(Game& game, std::string player, int64_t stake, int64_t tar
     bet.auto_cashout_x100 = target;
   }
   const int64_t position = game.driver->last_frame().position;
-  receipts_[full_key].waiting.push_back(std::move(done));
+  Receipt& receipt = receipts_[full_key];
+  receipt.fingerprint = fingerprint;
+  receipt.waiting.push_back(std::move(done));
   Status placed = game.driver->PlaceBet(bet, [this, &game, full_key, player, position, stake,
                                               target](Status committed) {
     if (!committed.ok()) {
@@ -323,8 +335,11 @@ void Casino::CashOut(std::string game, std::string player, std::string key, Done
 
 void Casino::DoCashOut(Game& game, const std::string& player, std::string key, Done done) {
   const std::string full_key = "cashout:" + player + ":" + key;
-  if (Replay(full_key, done)) return;
-  receipts_[full_key].waiting.push_back(std::move(done));
+  const std::string fingerprint = "game=" + game.config.game;
+  if (Replay(full_key, key, fingerprint, done)) return;
+  Receipt& receipt = receipts_[full_key];
+  receipt.fingerprint = fingerprint;
+  receipt.waiting.push_back(std::move(done));
   Result<int64_t> x100 = game.driver->CashOut(player);
   if (!x100.ok()) {
     Answer(full_key, x100.status());

@@ -1,8 +1,9 @@
 // The casino service on a ManualClock over a MemoryLedger: buying chips, a dice round from bet
-// to settlement, retries answered with the original result, a crash cash-out, round proofs that
-// verify against the next round, a restart continuing the chain, the round under way at a
-// stop refunded once, a running crash round's cash-outs paid at a stop, and a used-up chain
-// that claims no more positions and is reported once.
+// to settlement, retries answered with the original result and another wager under the same key
+// refused, a crash cash-out, round proofs that verify against the next round, a restart
+// continuing the chain, the round under way at a stop refunded once, a running crash round's
+// cash-outs paid at a stop, and a used-up chain that claims no more positions and is reported
+// once.
 
 #include "telos/arcade/casino.h"
 
@@ -127,6 +128,53 @@ TEST_F(CasinoTest, ADiceBetSettlesAndItsRetryAnswersTheOriginalResult) {
   ASSERT_TRUE(proof.ok());
   EXPECT_TRUE(proof->verified);
   EXPECT_EQ(ToHex(Sha256(HashFromHex(proof->next_hash).value())), proof->hash);
+  ExpectBooksBalance();
+}
+
+TEST_F(CasinoTest, AKeyAnswersOnlyItsOwnRequestAndAnotherWagerUnderItIsRefused) {
+  auto casino = Open();
+  ASSERT_TRUE(Await(*casino, [&](Casino::Done d) { casino->Buy("eve", 1000, "b", d); }).ok());
+  // A buy of another amount under the same key is refused by the ledger, no chips sold.
+  EXPECT_EQ(
+      Await(*casino, [&](Casino::Done d) { casino->Buy("eve", 500, "b", d); }).status().code(),
+      StatusCode::kAlreadyExists);
+  EXPECT_EQ(casino->Chips("eve").value(), 1000);
+
+  RunUntil(*casino, "dice", Phase::kBetting);
+  // The first bet still on its way: another wager under its key is refused, not queued behind it.
+  std::optional<Result<WagerAnswer>> first;
+  std::optional<Result<WagerAnswer>> other;
+  casino->Bet("dice", "eve", 10, 5000, "K", [&](Result<WagerAnswer> a) { first = a; });
+  casino->Bet("dice", "eve", 10, 4000, "K", [&](Result<WagerAnswer> a) { other = a; });
+  for (int i = 0; i < 10 && !(first && other); ++i) casino->Pump(/*force_commit=*/true);
+  ASSERT_TRUE(first && other);
+  ASSERT_TRUE(first->ok()) << first->status().ToString();
+  EXPECT_EQ(other->status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(other->status().message(), "key K was used for a different wager");
+  EXPECT_EQ(casino->Chips("eve").value(), 990);
+
+  // Answered: another game, stake or target under the key is refused, the same request replayed.
+  auto code = [&](std::string game, int64_t stake, int64_t target) {
+    return Await(*casino, [&](Casino::Done d) { casino->Bet(game, "eve", stake, target, "K", d); })
+        .status()
+        .code();
+  };
+  EXPECT_EQ(code("crash", 500, 0), StatusCode::kAlreadyExists);
+  EXPECT_EQ(code("dice", 11, 5000), StatusCode::kAlreadyExists);
+  EXPECT_EQ(code("dice", 10, 5001), StatusCode::kAlreadyExists);
+  auto retry =
+      Await(*casino, [&](Casino::Done d) { casino->Bet("dice", "eve", 10, 5000, "K", d); });
+  ASSERT_TRUE(retry.ok()) << retry.status().ToString();
+  EXPECT_TRUE(retry->replayed);
+  EXPECT_EQ(retry->game, "dice");
+  EXPECT_EQ(casino->Chips("eve").value(), 990) << "nothing staked by the refused wagers";
+  // The crash bet, under a key of its own, is placed.
+  RunUntil(*casino, "crash", Phase::kBetting);
+  auto crash =
+      Await(*casino, [&](Casino::Done d) { casino->Bet("crash", "eve", 500, 0, "K2", d); });
+  ASSERT_TRUE(crash.ok()) << crash.status().ToString();
+  EXPECT_EQ(crash->game, "crash");
+  EXPECT_FALSE(crash->replayed);
   ExpectBooksBalance();
 }
 

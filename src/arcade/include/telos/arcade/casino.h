@@ -9,9 +9,12 @@
 //
 // Idempotency: every wager carries the client's key (at most kArcadeClientKeyBytesMax bytes),
 // namespaced by the player, so two players' keys never meet. A bet or cash-out answered OK is
-// remembered by its key (the last kArcadeReceiptsMax); the same key again answers the original
-// result, also while the first is still on its way. A refusal is not remembered: a retry is
-// judged afresh. A buy is one ledger posting keyed by the client's key, so the ledger replays it.
+// remembered by its key (the last kArcadeReceiptsMax) with a fingerprint of the request (a bet's
+// game, stake and target; a cash-out's game); the same key with the same request answers the
+// original result, also while the first is still on its way, and with a different request is
+// refused (AlreadyExists), never answered with another wager's result. A refusal is not
+// remembered: a retry is judged afresh. A buy is one ledger posting keyed by the client's key,
+// so the ledger replays it, and refuses the key for another amount (AlreadyExists).
 //
 // Reconciliation: at Start, every `interval` and at Stop, open escrows of this house's games
 // that no running round uses (a round a past run never settled, the round under way at Stop)
@@ -135,6 +138,7 @@ class Casino {
  private:
   struct Game;
   struct Receipt {
+    std::string fingerprint;  // the request's parameters: the key answers only these
     bool answered = false;
     WagerAnswer answer;
     std::vector<Done> waiting;
@@ -146,8 +150,10 @@ class Casino {
                 Done done);
   void DoCashOut(Game& game, const std::string& player, std::string key, Done done);
   void DoBuy(std::string player, int64_t chips, std::string key, Done done);
-  // The receipt of `full_key`: answers `done` from it and returns true when there is one.
-  bool Replay(const std::string& full_key, Done& done);
+  // The receipt of `full_key`: answers `done` from it and returns true when there is one
+  // (AlreadyExists when its fingerprint is not `fingerprint`: the key was used for another wager).
+  bool Replay(const std::string& full_key, std::string_view client_key,
+              const std::string& fingerprint, Done& done);
   void Answer(const std::string& full_key, Result<WagerAnswer> answer);
   void Sweep(bool everything);
   void OnFrame(Game& game, const Frame& frame);
