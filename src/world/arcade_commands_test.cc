@@ -28,6 +28,7 @@ class FakeArcade final : public ArcadePort {
            std::function<void(Result<ArcadeWager>)> done) override {
     keys.push_back(key);
     if (!up) return done(Status::Unavailable("ledger down"));
+    if (down_after_first && sold.contains(key)) return done(Status::Unavailable("ledger down"));
     // A retry under a key that committed changes nothing: the ledger answers with that posting.
     if (sold.insert(key).second) chips[player] += n;
     if (unconfirmed > 0) {  // committed, but the answer was lost
@@ -53,8 +54,9 @@ class FakeArcade final : public ArcadePort {
   std::map<std::string, int64_t> chips;
   std::vector<std::string> keys;
   std::vector<std::string> bets;
-  std::set<std::string> sold;  // buy keys that committed
-  int unconfirmed = 0;         // commits whose answer is lost, from the next buy on
+  std::set<std::string> sold;     // buy keys that committed
+  int unconfirmed = 0;            // commits whose answer is lost, from the next buy on
+  bool down_after_first = false;  // a retry of a committed buy finds the ledger unreachable
   bool up = true;
 };
 
@@ -150,6 +152,14 @@ TEST_F(ArcadeCommandsTest, ASaleWhoseCommitWasNotConfirmedIsAskedAgainUnderItsKe
   EXPECT_EQ(arcade_.keys.size(), static_cast<size_t>(limits::kArcadeBuyAttemptsMax));
   EXPECT_EQ(GoldOf("alice"), 50);
   EXPECT_EQ(arcade_.chips["alice"], 20);
+  // Unknown, then the ledger unreachable: the refusal does not prove the first commit failed,
+  // so the coins stay held rather than returned on top of chips that may be bought.
+  arcade_.chips["alice"] = 0;
+  arcade_.unconfirmed = 1;
+  arcade_.down_after_first = true;
+  EXPECT_THAT(world_->Do("Alice", "buy 10"), HasSubstr("could not confirm your purchase"));
+  EXPECT_EQ(GoldOf("alice"), 40);
+  EXPECT_EQ(arcade_.chips["alice"], 10);
 }
 
 TEST_F(ArcadeCommandsTest, AWorldBuiltAgainOnTheSameSeedNeverRepeatsAKey) {

@@ -187,44 +187,47 @@ void CashOut(CommandContext& c) {
 // Asks for `paid` coins' worth of chips under `wager_key`, the coins already taken. A refusal
 // gives them back; an unknown outcome (the batch's commit was never confirmed) asks again under
 // the same key, which the ledger answers with the first posting if it did commit, so the coins
-// are neither returned for chips that were bought nor kept for chips that were not. Attempts
-// that all end unknown keep the coins and log the key for staff to settle by hand.
+// are neither returned for chips that were bought nor kept for chips that were not. Once an
+// attempt ended unknown (`maybe_sold`), no later refusal proves the sale did not happen (a busy
+// or unreachable ledger says nothing about the first commit), so the coins are returned only
+// when no attempt was unknown; attempts used up keep the coins and log the key for staff.
 void SendBuy(ZoneCore& zone, const std::string& key, int64_t paid, std::string wager_key,
-             int attempts_left) {
+             int attempts_left, bool maybe_sold) {
   ArcadePort* port = zone.deps().arcade;
   if (port == nullptr) return;
-  port->Buy(
-      key, paid, wager_key,
-      [post = zone.poster(), key, paid, wager_key, attempts_left](Result<ArcadeWager> sale) {
-        (void)post([key, paid, wager_key, attempts_left, sale = std::move(sale)](ZoneCore& z) {
-          if (sale.ok()) {
-            z.Notice(key, "You buy " + std::to_string(sale->stake) + " chips for " +
-                              std::to_string(paid) + " coins and hold " +
-                              std::to_string(sale->chips) + " chips. " + kPlayMoney);
-            return;
-          }
-          if (sale.status().code() == StatusCode::kUnknownResult) {
-            if (attempts_left > 1) {
-              SendBuy(z, key, paid, wager_key, attempts_left - 1);
-              return;
-            }
-            z.logger().Error("arcade: a chip sale's outcome is unknown; coins kept",
-                             {{"player", key}, {"coins", paid}, {"key", wager_key}});
-            z.Notice(key,
-                     "The arcade could not confirm your purchase. Your coins are held "
-                     "until staff settle it; 'chips' shows whether it went through.");
-            return;
-          }
-          Actor* buyer = z.FindPlayerMutable(key);
-          if (buyer == nullptr) {
-            z.logger().Error("arcade: a refused chip sale's coins could not be returned",
-                             {{"player", key}, {"coins", paid}});
-            return;
-          }
-          buyer->gold += paid;
-          z.Notice(key, Refusal(sale.status()) + " Your coins are returned.");
-        });
-      });
+  port->Buy(key, paid, wager_key,
+            [post = zone.poster(), key, paid, wager_key, attempts_left,
+             maybe_sold](Result<ArcadeWager> sale) {
+              (void)post([key, paid, wager_key, attempts_left, maybe_sold,
+                          sale = std::move(sale)](ZoneCore& z) {
+                if (sale.ok()) {
+                  z.Notice(key, "You buy " + std::to_string(sale->stake) + " chips for " +
+                                    std::to_string(paid) + " coins and hold " +
+                                    std::to_string(sale->chips) + " chips. " + kPlayMoney);
+                  return;
+                }
+                if (maybe_sold || sale.status().code() == StatusCode::kUnknownResult) {
+                  if (attempts_left > 1) {
+                    SendBuy(z, key, paid, wager_key, attempts_left - 1, /*maybe_sold=*/true);
+                    return;
+                  }
+                  z.logger().Error("arcade: a chip sale's outcome is unknown; coins kept",
+                                   {{"player", key}, {"coins", paid}, {"key", wager_key}});
+                  z.Notice(key,
+                           "The arcade could not confirm your purchase. Your coins are held "
+                           "until staff settle it; 'chips' shows whether it went through.");
+                  return;
+                }
+                Actor* buyer = z.FindPlayerMutable(key);
+                if (buyer == nullptr) {
+                  z.logger().Error("arcade: a refused chip sale's coins could not be returned",
+                                   {{"player", key}, {"coins", paid}});
+                  return;
+                }
+                buyer->gold += paid;
+                z.Notice(key, Refusal(sale.status()) + " Your coins are returned.");
+              });
+            });
 }
 
 }  // namespace
@@ -244,7 +247,8 @@ bool ArcadeBuy(CommandContext& c) {
     return true;
   }
   c.actor.gold -= *coins;  // taken now, given back if the sale is refused
-  SendBuy(c.zone, c.actor.key, *coins, NewKey(), limits::kArcadeBuyAttemptsMax);
+  SendBuy(c.zone, c.actor.key, *coins, NewKey(), limits::kArcadeBuyAttemptsMax,
+          /*maybe_sold=*/false);
   return true;
 }
 
